@@ -1,0 +1,51 @@
+package mapping
+
+import (
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+)
+
+// Input is a snapshot of the objects a router watches. Translate never modifies it.
+type Input struct {
+	Routes         []*routev1.Route
+	Services       []*corev1.Service
+	EndpointSlices []*discoveryv1.EndpointSlice
+	// Namespaces are needed only for NAMESPACE_LABELS sharding.
+	Namespaces []*corev1.Namespace
+	// Secrets are needed only for Routes that reference one (spec.tls.externalCertificate).
+	Secrets []*corev1.Secret
+}
+
+// Problem is the reason one Route was not admitted, or (Warning) a note about an admitted Route.
+type Problem struct {
+	Namespace string `json:"namespace" yaml:"namespace"`
+	Name      string `json:"name" yaml:"name"`
+	// Reason is a CamelCase reason as OpenShift writes it in Route status: HostAlreadyClaimed,
+	// InvalidHost, ExtendedValidationFailed, RouteNotAdmitted, InvalidAnnotation, ...
+	Reason  string `json:"reason" yaml:"reason"`
+	Message string `json:"message" yaml:"message"`
+	// Warning marks a Problem that does not keep the Route from being admitted (for example a
+	// refused endpoint address).
+	Warning bool `json:"warning,omitempty" yaml:"warning,omitempty"`
+}
+
+// String formats the problem as "ns/name: Reason: message".
+func (p Problem) String() string {
+	s := p.Namespace + "/" + p.Name + ": " + p.Reason + ": " + p.Message
+	if p.Warning {
+		s = "warning: " + s
+	}
+	return s
+}
+
+// Problem reasons.
+const (
+	ReasonHostAlreadyClaimed       = "HostAlreadyClaimed"
+	ReasonInvalidHost              = "InvalidHost"
+	ReasonExtendedValidationFailed = "ExtendedValidationFailed"
+	ReasonRouteNotAdmitted         = "RouteNotAdmitted"
+	ReasonInvalidAnnotation        = "InvalidAnnotation"
+	ReasonInvalidRoute             = "InvalidRoute"
+	ReasonEndpointRejected         = "EndpointRejected"
+)

@@ -1,0 +1,134 @@
+package model
+
+// BackendKind says which kind of Route a backend serves; it fixes the name prefix and the TLS handling.
+type BackendKind string
+
+// Backend kinds with OpenShift's name prefixes.
+const (
+	KindHTTP        BackendKind = "http"        // be_http:<ns>:<route>, termination none
+	KindEdge        BackendKind = "edge"        // be_edge_http:<ns>:<route>
+	KindReencrypt   BackendKind = "reencrypt"   // be_secure:<ns>:<route>
+	KindPassthrough BackendKind = "passthrough" // be_tcp:<ns>:<route>
+)
+
+// Prefix returns the backend name prefix OpenShift uses for the kind.
+func (k BackendKind) Prefix() string {
+	switch k {
+	case KindHTTP:
+		return "be_http"
+	case KindEdge:
+		return "be_edge_http"
+	case KindReencrypt:
+		return "be_secure"
+	case KindPassthrough:
+		return "be_tcp"
+	}
+	return ""
+}
+
+// Mode returns the proxy mode of backends of the kind.
+func (k BackendKind) Mode() Mode {
+	if k == KindPassthrough {
+		return ModeTCP
+	}
+	return ModeHTTP
+}
+
+// BackendName returns OpenShift's backend name, e.g. "be_http:ns:route".
+func BackendName(k BackendKind, namespace, route string) string {
+	return k.Prefix() + ":" + namespace + ":" + route
+}
+
+// Backend is one HAProxy backend serving one Route.
+type Backend struct {
+	Name string      `json:"name" yaml:"name"`
+	Kind BackendKind `json:"kind" yaml:"kind"`
+	Mode Mode        `json:"mode" yaml:"mode"`
+	// Route names the Route ("<ns>/<name>") the backend serves.
+	Route string `json:"route" yaml:"route"`
+	// Balance is the load-balancing algorithm: roundrobin, leastconn, random or source. Every value
+	// accepts servers added at runtime (source is rendered with hash-type consistent).
+	Balance string `json:"balance" yaml:"balance"`
+	// Cookie configures sticky sessions; nil means none.
+	Cookie *Cookie `json:"cookie,omitempty" yaml:"cookie,omitempty"`
+	// Timeouts override the defaults; empty fields keep them. Values carry HAProxy units ("30s").
+	TimeoutServer string `json:"timeoutServer,omitempty" yaml:"timeoutServer,omitempty"`
+	TimeoutTunnel string `json:"timeoutTunnel,omitempty" yaml:"timeoutTunnel,omitempty"`
+	// CheckInterval is the health-check interval of every server ("5000ms").
+	CheckInterval string `json:"checkInterval" yaml:"checkInterval"`
+	// Allowlist holds source IPs and CIDRs allowed to reach the backend; empty means everyone.
+	Allowlist []string `json:"allowlist,omitempty" yaml:"allowlist,omitempty"`
+	// RateLimit limits connections and requests per source address; nil means none.
+	RateLimit *RateLimit `json:"rateLimit,omitempty" yaml:"rateLimit,omitempty"`
+	// ForwardedHeaders is append, replace, never or if-none (http modes only).
+	ForwardedHeaders string `json:"forwardedHeaders,omitempty" yaml:"forwardedHeaders,omitempty"`
+	// HSTS is the Strict-Transport-Security header value to set on responses (TLS routes only).
+	HSTS string `json:"hsts,omitempty" yaml:"hsts,omitempty"`
+	// RewriteTarget rewrites the Route's path prefix (PathPrefix) to Target.
+	Rewrite *Rewrite `json:"rewrite,omitempty" yaml:"rewrite,omitempty"`
+	// ServerMaxConn limits concurrent connections per server (0: no limit).
+	ServerMaxConn int `json:"serverMaxConn,omitempty" yaml:"serverMaxConn,omitempty"`
+	// TLS, for reencrypt backends, says how servers are verified.
+	TLS *BackendTLS `json:"tls,omitempty" yaml:"tls,omitempty"`
+	// Servers are sorted by Name.
+	Servers []Server `json:"servers" yaml:"servers"`
+}
+
+// Cookie is a sticky-session cookie inserted by HAProxy. Values are derived with HAProxy's dynamic
+// cookies (a hash of Key, server address and port), so servers added at runtime get them too.
+type Cookie struct {
+	Name string `json:"name" yaml:"name"`
+	// Key is the backend's dynamic-cookie-key.
+	Key string `json:"key" yaml:"key"`
+	// Secure adds the Secure attribute (TLS-terminated routes).
+	Secure bool `json:"secure,omitempty" yaml:"secure,omitempty"`
+	// SameSite is "", Lax, Strict or None.
+	SameSite string `json:"sameSite,omitempty" yaml:"sameSite,omitempty"`
+}
+
+// RateLimit mirrors haproxy.router.openshift.io/rate-limit-connections.*; zero fields are off.
+type RateLimit struct {
+	ConcurrentTCP int `json:"concurrentTCP,omitempty" yaml:"concurrentTCP,omitempty"`
+	RateTCP       int `json:"rateTCP,omitempty" yaml:"rateTCP,omitempty"`
+	RateHTTP      int `json:"rateHTTP,omitempty" yaml:"rateHTTP,omitempty"`
+}
+
+// Rewrite replaces the leading Prefix of the request path with Target.
+type Rewrite struct {
+	// Prefix is the Route path without its trailing slash.
+	Prefix string `json:"prefix" yaml:"prefix"`
+	Target string `json:"target" yaml:"target"`
+}
+
+// BackendTLS describes TLS from HAProxy to the servers of a reencrypt backend.
+type BackendTLS struct {
+	// CAFile names the CA bundle (a CAFile name, or an absolute path for a configured default).
+	CAFile string `json:"caFile" yaml:"caFile"`
+}
+
+// ServerState is the administrative state of a server.
+type ServerState string
+
+// Server states.
+const (
+	StateReady ServerState = "ready"
+	StateDrain ServerState = "drain"
+	StateMaint ServerState = "maint"
+)
+
+// Server is one endpoint of a backend.
+type Server struct {
+	// Name follows OpenShift: "pod:<pod>:<service>:<port-name>:<ip>:<port>".
+	Name string `json:"name" yaml:"name"`
+	// Addr is an IPv4 or IPv6 address (without brackets).
+	Addr string `json:"addr" yaml:"addr"`
+	Port int32  `json:"port" yaml:"port"`
+	// Weight is 0–256; 0 receives no traffic.
+	Weight int32       `json:"weight" yaml:"weight"`
+	State  ServerState `json:"state" yaml:"state"`
+	// Service is the Service the endpoint belongs to ("<ns>/<svc>").
+	Service string `json:"service" yaml:"service"`
+	// VerifyHost, on reencrypt backends, is the name the server certificate must carry; it is also
+	// sent as SNI: "<service>.<namespace>.svc".
+	VerifyHost string `json:"verifyHost,omitempty" yaml:"verifyHost,omitempty"`
+}

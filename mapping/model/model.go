@@ -1,0 +1,120 @@
+package model
+
+// Config is the complete desired state of one HAProxy instance.
+type Config struct {
+	// Settings are the router-wide settings (OpenShift ROUTER_* equivalents) the state was built with.
+	Settings Settings `json:"settings" yaml:"settings"`
+	// Frontends are the listeners, in rendering order.
+	Frontends []Frontend `json:"frontends" yaml:"frontends"`
+	// Maps are the lookup tables the frontends consult, sorted by Name.
+	Maps []MapFile `json:"maps" yaml:"maps"`
+	// Backends are sorted by Name.
+	Backends []Backend `json:"backends" yaml:"backends"`
+	// Certificates are the TLS certificates served by the TLS-terminating frontends, sorted by Name.
+	Certificates []Certificate `json:"certificates,omitempty" yaml:"certificates,omitempty"`
+	// CAFiles are CA bundles used to verify re-encrypted backends, sorted by Name.
+	CAFiles []CAFile `json:"caFiles,omitempty" yaml:"caFiles,omitempty"`
+	// Routes records, per admitted Route, which backend, map entries and certificate it produced.
+	// It is bookkeeping for `explain` and status; it does not change what is rendered.
+	Routes []RouteInfo `json:"routes,omitempty" yaml:"routes,omitempty"`
+}
+
+// Frontend is one listener of the fixed OpenShift layout.
+type Frontend struct {
+	// Name is public, public_ssl, fe_sni or fe_no_sni.
+	Name string `json:"name" yaml:"name"`
+	// Mode is http or tcp.
+	Mode Mode `json:"mode" yaml:"mode"`
+	// Bind is the listening address: ":80", "127.0.0.1:8080", or "unix@<relative socket path>".
+	Bind string `json:"bind" yaml:"bind"`
+}
+
+// Mode is an HAProxy proxy mode.
+type Mode string
+
+// Proxy modes.
+const (
+	ModeHTTP Mode = "http"
+	ModeTCP  Mode = "tcp"
+)
+
+// Well-known frontend, backend and map names (OpenShift's).
+const (
+	FrontendPublic    = "public"
+	FrontendPublicSSL = "public_ssl"
+	FrontendSNI       = "fe_sni"
+	FrontendNoSNI     = "fe_no_sni"
+
+	// DefaultBackend answers 503 when no Route matches.
+	DefaultBackend = "openshift_default"
+	// SNIBackend and NoSNIBackend hand TLS connections from public_ssl to fe_sni / fe_no_sni.
+	SNIBackend   = "be_sni"
+	NoSNIBackend = "be_no_sni"
+
+	// MapHTTP maps plain-HTTP requests (host+path) to backends.
+	MapHTTP = "os_http_be.map"
+	// MapEdgeReencrypt maps TLS-terminated requests (host+path) to edge and reencrypt backends.
+	MapEdgeReencrypt = "os_edge_reencrypt_be.map"
+	// MapHTTPRedirect lists the backends whose plain-HTTP requests are redirected to https.
+	MapHTTPRedirect = "os_route_http_redirect.map"
+	// MapTCP maps an SNI host name to a passthrough backend (or to be_sni for a terminated host that
+	// would otherwise fall under a wildcard passthrough Route).
+	MapTCP = "os_tcp_be.map"
+	// MapWildcardDomain lists the "*.domain" keys that have at least one wildcard Route, so that
+	// frontends only do wildcard lookups where one can match.
+	MapWildcardDomain = "os_wildcard_domain.map"
+	// CertList is the crt-list of the TLS-terminating frontends.
+	CertList = "cert_config.map"
+)
+
+// MapFile is one HAProxy map file with its entries in rendering order (sorted by Key).
+//
+// Keys follow haroute's order-independent scheme (see docs/matching.md): for host+path maps an exact
+// key is "=" + host + path and a prefix key is host + path ending in "/"; wildcard Routes use "*." +
+// domain in place of the host. Lookups are exact (map_str) then longest-prefix (map_beg), so the result
+// never depends on entry order.
+type MapFile struct {
+	Name    string     `json:"name" yaml:"name"`
+	Entries []MapEntry `json:"entries" yaml:"entries"`
+}
+
+// MapEntry is one line of a map file. Neither field may contain whitespace.
+type MapEntry struct {
+	Key   string `json:"key" yaml:"key"`
+	Value string `json:"value" yaml:"value"`
+}
+
+// Certificate is a PEM bundle (certificate, chain, private key) served for the given SNI host names.
+type Certificate struct {
+	// Name is the file base name under certs/, e.g. "ns:route.pem".
+	Name string `json:"name" yaml:"name"`
+	// PEM holds certificate, intermediates and key, without blank lines.
+	PEM string `json:"pem" yaml:"pem"`
+	// SNI are the host names (or "*.domain") the certificate is served for, sorted.
+	SNI []string `json:"sni" yaml:"sni"`
+	// ALPN is the ALPN list advertised with this certificate, e.g. "h2,http/1.1"; empty for the default.
+	ALPN string `json:"alpn,omitempty" yaml:"alpn,omitempty"`
+}
+
+// CAFile is a PEM bundle of CA certificates, stored under cacerts/.
+type CAFile struct {
+	Name string `json:"name" yaml:"name"`
+	PEM  string `json:"pem" yaml:"pem"`
+}
+
+// RouteInfo records what one admitted Route produced.
+type RouteInfo struct {
+	// Namespace and Name identify the Route.
+	Namespace string `json:"namespace" yaml:"namespace"`
+	Name      string `json:"name" yaml:"name"`
+	// Host is the effective host ("*.domain" for a wildcard Route); Path may be empty.
+	Host string `json:"host" yaml:"host"`
+	Path string `json:"path,omitempty" yaml:"path,omitempty"`
+	// Termination is "", edge, passthrough or reencrypt; InsecurePolicy is "", None, Allow or Redirect.
+	Termination    string `json:"termination,omitempty" yaml:"termination,omitempty"`
+	InsecurePolicy string `json:"insecurePolicy,omitempty" yaml:"insecurePolicy,omitempty"`
+	// Backend is the backend serving the Route.
+	Backend string `json:"backend" yaml:"backend"`
+	// Certificate names the Route's own certificate, if any.
+	Certificate string `json:"certificate,omitempty" yaml:"certificate,omitempty"`
+}

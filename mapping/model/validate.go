@@ -1,0 +1,201 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+)
+
+// Validate checks the invariants every consumer relies on: names HAProxy accepts, no whitespace in map
+// entries, sorted and unique collections, weights in range, parseable addresses. Translate only ever
+// produces valid configs; Validate guards hand-made ones and custom code paths.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if c.Settings.HTTPPort < 0 || c.Settings.HTTPPort > 65535 || c.Settings.HTTPSPort < 0 || c.Settings.HTTPSPort > 65535 {
+		add("settings: ports must be in 0-65535")
+	}
+	seenFE := map[string]bool{}
+	for _, f := range c.Frontends {
+		if !ValidName(f.Name) || seenFE[f.Name] {
+			add("frontend %q: invalid or duplicate name", f.Name)
+		}
+		seenFE[f.Name] = true
+		if f.Mode != ModeHTTP && f.Mode != ModeTCP {
+			add("frontend %q: invalid mode %q", f.Name, f.Mode)
+		}
+		if f.Bind == "" || strings.ContainsAny(f.Bind, " \t\r\n") {
+			add("frontend %q: invalid bind %q", f.Name, f.Bind)
+		}
+	}
+	if !sort.SliceIsSorted(c.Maps, func(i, j int) bool { return c.Maps[i].Name < c.Maps[j].Name }) {
+		add("maps are not sorted by name")
+	}
+	for i, m := range c.Maps {
+		if i > 0 && c.Maps[i-1].Name == m.Name {
+			add("map %q: duplicate", m.Name)
+		}
+		if !ValidFileName(m.Name) {
+			add("map %q: invalid file name", m.Name)
+		}
+		for j, e := range m.Entries {
+			if !ValidMapToken(e.Key) || !ValidMapToken(e.Value) {
+				add("map %q: entry %q %q: empty or contains whitespace", m.Name, e.Key, e.Value)
+			}
+			if j > 0 && m.Entries[j-1].Key >= e.Key {
+				add("map %q: entries not sorted or duplicate key at %q", m.Name, e.Key)
+			}
+		}
+	}
+	backends := map[string]bool{}
+	for i, b := range c.Backends {
+		if i > 0 && c.Backends[i-1].Name >= b.Name {
+			add("backends not sorted or duplicate at %q", b.Name)
+		}
+		backends[b.Name] = true
+		if err := b.validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i, crt := range c.Certificates {
+		if i > 0 && c.Certificates[i-1].Name >= crt.Name {
+			add("certificates not sorted or duplicate at %q", crt.Name)
+		}
+		if !ValidFileName(crt.Name) {
+			add("certificate %q: invalid file name", crt.Name)
+		}
+		if HasBlankLine(crt.PEM) {
+			add("certificate %q: PEM contains a blank line", crt.Name)
+		}
+		for _, s := range crt.SNI {
+			if !ValidMapToken(s) {
+				add("certificate %q: invalid SNI filter %q", crt.Name, s)
+			}
+		}
+	}
+	for i, ca := range c.CAFiles {
+		if i > 0 && c.CAFiles[i-1].Name >= ca.Name {
+			add("CA files not sorted or duplicate at %q", ca.Name)
+		}
+		if !ValidFileName(ca.Name) {
+			add("CA file %q: invalid file name", ca.Name)
+		}
+	}
+	for _, r := range c.Routes {
+		if !backends[r.Backend] {
+			add("route %s/%s: backend %q does not exist", r.Namespace, r.Name, r.Backend)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Backend) validate() error {
+	var errs []error
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("backend %q: "+format, append([]any{b.Name}, args...)...))
+	}
+	if !ValidName(b.Name) {
+		add("invalid name")
+	}
+	if b.Mode != ModeHTTP && b.Mode != ModeTCP {
+		add("invalid mode %q", b.Mode)
+	}
+	switch b.Balance {
+	case "roundrobin", "leastconn", "random", "source":
+	default:
+		add("balance %q does not accept runtime servers", b.Balance)
+	}
+	for i, s := range b.Servers {
+		if i > 0 && b.Servers[i-1].Name >= s.Name {
+			add("servers not sorted or duplicate at %q", s.Name)
+		}
+		if !ValidName(s.Name) {
+			add("server %q: invalid name", s.Name)
+		}
+		if _, err := netip.ParseAddr(s.Addr); err != nil {
+			add("server %q: invalid address %q", s.Name, s.Addr)
+		}
+		if s.Port < 1 || s.Port > 65535 {
+			add("server %q: invalid port %d", s.Name, s.Port)
+		}
+		if s.Weight < 0 || s.Weight > 256 {
+			add("server %q: weight %d out of 0-256", s.Name, s.Weight)
+		}
+		switch s.State {
+		case StateReady, StateDrain, StateMaint:
+		default:
+			add("server %q: invalid state %q", s.Name, s.State)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidName reports whether s is usable as an HAProxy proxy or server name: letters, digits and
+// '-', '_', '.', ':'.
+func ValidName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !isAlnum(r) && !strings.ContainsRune("-_.:", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidFileName reports whether s is a safe base file name (same alphabet as ValidName, no "..").
+func ValidFileName(s string) bool {
+	return ValidName(s) && s != "." && !strings.Contains(s, "..")
+}
+
+// ValidMapToken reports whether s can stand as a map key or value: non-empty printable ASCII without
+// whitespace (map files have no escape syntax).
+func ValidMapToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// HasBlankLine reports whether a PEM payload has an empty or whitespace-only line, which would end an
+// HAProxy runtime "<<" payload early.
+func HasBlankLine(pem string) bool {
+	for _, line := range strings.Split(strings.TrimRight(pem, "\n"), "\n") {
+		if strings.TrimSpace(line) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+func isAlnum(r rune) bool {
+	return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
+}
+
+// Backend returns the backend with the given name, or nil.
+func (c *Config) Backend(name string) *Backend {
+	i := sort.Search(len(c.Backends), func(i int) bool { return c.Backends[i].Name >= name })
+	if i < len(c.Backends) && c.Backends[i].Name == name {
+		return &c.Backends[i]
+	}
+	return nil
+}
+
+// Map returns the map file with the given name, or nil.
+func (c *Config) Map(name string) *MapFile {
+	for i := range c.Maps {
+		if c.Maps[i].Name == name {
+			return &c.Maps[i]
+		}
+	}
+	return nil
+}

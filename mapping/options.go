@@ -1,0 +1,234 @@
+package mapping
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// Options are the router-wide settings Translate works with. Field comments name the OpenShift
+// environment variable of the same meaning; FromEnv reads them.
+type Options struct {
+	RouterName           string         // ROUTER_NAME
+	HTTPPort             int            // ROUTER_SERVICE_HTTP_PORT
+	HTTPSPort            int            // ROUTER_SERVICE_HTTPS_PORT
+	BindAddress          string         // ROUTER_BIND_ADDRESS (haroute's; empty: all addresses)
+	MaxConnections       int            // ROUTER_MAX_CONNECTIONS
+	Threads              int            // ROUTER_THREADS
+	LoadBalanceAlgorithm string         // ROUTER_LOAD_BALANCE_ALGORITHM
+	TCPBalanceScheme     string         // ROUTER_TCP_BALANCE_SCHEME
+	Timeouts             model.Timeouts // ROUTER_DEFAULT_*_TIMEOUT, ROUTER_*_FIN_TIMEOUT, ROUTER_SLOWLORIS_*, ROUTER_INSPECT_DELAY
+	CheckInterval        string         // ROUTER_BACKEND_CHECK_INTERVAL
+	ForwardedHeaders     string         // ROUTER_SET_FORWARDED_HEADERS
+	BufSize              int            // ROUTER_BUF_SIZE
+	HardStopAfter        string         // ROUTER_HARD_STOP_AFTER
+
+	// RouteLabels and NamespaceLabels shard Routes (ROUTE_LABELS, NAMESPACE_LABELS); nil selects all.
+	RouteLabels     labels.Selector
+	NamespaceLabels labels.Selector
+
+	AllowWildcardRoutes            bool     // ROUTER_ALLOW_WILDCARD_ROUTES
+	DisableNamespaceOwnershipCheck bool     // ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK
+	Subdomain                      string   // ROUTER_SUBDOMAIN, e.g. "${name}-${namespace}.apps.example.com"
+	AllowedDomains                 []string // ROUTER_ALLOWED_DOMAINS (comma-separated)
+	DeniedDomains                  []string // ROUTER_DENIED_DOMAINS (comma-separated)
+
+	// DefaultDestinationCAFile is the absolute path of the CA bundle that verifies reencrypt backends
+	// of Routes without spec.tls.destinationCACertificate (DEFAULT_DESTINATION_CA_PATH). When empty,
+	// such Routes are rejected rather than served unverified.
+	DefaultDestinationCAFile string
+
+	// AllowLoopbackEndpoints admits endpoint addresses on loopback (folder mode and the demo only; in a
+	// cluster a hand-made EndpointSlice could otherwise expose the router's own sockets).
+	AllowLoopbackEndpoints bool
+}
+
+// DefaultOptions returns OpenShift's defaults.
+func DefaultOptions() Options {
+	return Options{
+		RouterName:           "default",
+		HTTPPort:             80,
+		HTTPSPort:            443,
+		MaxConnections:       50000,
+		LoadBalanceAlgorithm: "random",
+		TCPBalanceScheme:     "source",
+		Timeouts: model.Timeouts{
+			Connect:       "5s",
+			Client:        "30s",
+			ClientFin:     "1s",
+			Server:        "30s",
+			ServerFin:     "1s",
+			HTTPRequest:   "10s",
+			HTTPKeepAlive: "300s",
+			Tunnel:        "1h",
+			InspectDelay:  "5s",
+		},
+		CheckInterval:    "5000ms",
+		ForwardedHeaders: "append",
+		BufSize:          32768,
+	}
+}
+
+// FromEnv returns DefaultOptions overridden by the OpenShift environment variables that getenv reports
+// (pass os.Getenv, or a map lookup in tests). Every malformed value is reported; none is ignored.
+func FromEnv(getenv func(string) string) (Options, error) {
+	o := DefaultOptions()
+	var errs []error
+	str := func(name string, dst *string) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = v
+		}
+	}
+	integer := func(name string, dst *int, min, max int) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < min || n > max {
+			errs = append(errs, fmt.Errorf("%s=%q: want an integer in %d-%d", name, v, min, max))
+			return
+		}
+		*dst = n
+	}
+	boolean := func(name string, dst *bool) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: want true or false", name, v))
+			return
+		}
+		*dst = b
+	}
+	duration := func(name string, dst *string) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		d, ok := ParseTimeout(v)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s=%q: want a duration such as 5000ms, 30s, 1h", name, v))
+			return
+		}
+		*dst = d
+	}
+	selector := func(name string, dst *labels.Selector) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return
+		}
+		s, err := labels.Parse(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", name, v, err))
+			return
+		}
+		*dst = s
+	}
+	list := func(name string, dst *[]string) {
+		for _, d := range strings.Split(getenv(name), ",") {
+			if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
+				*dst = append(*dst, d)
+			}
+		}
+	}
+
+	str("ROUTER_NAME", &o.RouterName)
+	integer("ROUTER_SERVICE_HTTP_PORT", &o.HTTPPort, 1, 65535)
+	integer("ROUTER_SERVICE_HTTPS_PORT", &o.HTTPSPort, 1, 65535)
+	str("ROUTER_BIND_ADDRESS", &o.BindAddress)
+	integer("ROUTER_MAX_CONNECTIONS", &o.MaxConnections, 1, 10000000)
+	integer("ROUTER_THREADS", &o.Threads, 1, 4096)
+	str("ROUTER_LOAD_BALANCE_ALGORITHM", &o.LoadBalanceAlgorithm)
+	str("ROUTER_TCP_BALANCE_SCHEME", &o.TCPBalanceScheme)
+	duration("ROUTER_DEFAULT_CONNECT_TIMEOUT", &o.Timeouts.Connect)
+	duration("ROUTER_DEFAULT_CLIENT_TIMEOUT", &o.Timeouts.Client)
+	duration("ROUTER_CLIENT_FIN_TIMEOUT", &o.Timeouts.ClientFin)
+	duration("ROUTER_DEFAULT_SERVER_TIMEOUT", &o.Timeouts.Server)
+	duration("ROUTER_DEFAULT_SERVER_FIN_TIMEOUT", &o.Timeouts.ServerFin)
+	duration("ROUTER_SLOWLORIS_TIMEOUT", &o.Timeouts.HTTPRequest)
+	duration("ROUTER_SLOWLORIS_HTTP_KEEPALIVE", &o.Timeouts.HTTPKeepAlive)
+	duration("ROUTER_DEFAULT_TUNNEL_TIMEOUT", &o.Timeouts.Tunnel)
+	duration("ROUTER_INSPECT_DELAY", &o.Timeouts.InspectDelay)
+	duration("ROUTER_BACKEND_CHECK_INTERVAL", &o.CheckInterval)
+	str("ROUTER_SET_FORWARDED_HEADERS", &o.ForwardedHeaders)
+	integer("ROUTER_BUF_SIZE", &o.BufSize, 16384, 1<<20)
+	duration("ROUTER_HARD_STOP_AFTER", &o.HardStopAfter)
+	selector("ROUTE_LABELS", &o.RouteLabels)
+	selector("NAMESPACE_LABELS", &o.NamespaceLabels)
+	boolean("ROUTER_ALLOW_WILDCARD_ROUTES", &o.AllowWildcardRoutes)
+	boolean("ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", &o.DisableNamespaceOwnershipCheck)
+	str("ROUTER_SUBDOMAIN", &o.Subdomain)
+	list("ROUTER_ALLOWED_DOMAINS", &o.AllowedDomains)
+	list("ROUTER_DENIED_DOMAINS", &o.DeniedDomains)
+	str("DEFAULT_DESTINATION_CA_PATH", &o.DefaultDestinationCAFile)
+
+	if err := o.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return o, errors.Join(errs...)
+}
+
+// Validate checks the option values that Translate would otherwise have to second-guess.
+func (o Options) Validate() error {
+	var errs []error
+	switch o.LoadBalanceAlgorithm {
+	case "roundrobin", "leastconn", "random", "source":
+	default:
+		errs = append(errs, fmt.Errorf("load balance algorithm %q: want roundrobin, leastconn, random or source", o.LoadBalanceAlgorithm))
+	}
+	switch o.TCPBalanceScheme {
+	case "roundrobin", "leastconn", "random", "source":
+	default:
+		errs = append(errs, fmt.Errorf("TCP balance scheme %q: want roundrobin, leastconn, random or source", o.TCPBalanceScheme))
+	}
+	switch o.ForwardedHeaders {
+	case "append", "replace", "never", "if-none":
+	default:
+		errs = append(errs, fmt.Errorf("forwarded headers policy %q: want append, replace, never or if-none", o.ForwardedHeaders))
+	}
+	if o.HTTPPort < 0 || o.HTTPPort > 65535 || o.HTTPSPort < 0 || o.HTTPSPort > 65535 {
+		errs = append(errs, errors.New("ports must be in 0-65535"))
+	}
+	if o.DefaultDestinationCAFile != "" && !strings.HasPrefix(o.DefaultDestinationCAFile, "/") {
+		errs = append(errs, fmt.Errorf("default destination CA %q: want an absolute path", o.DefaultDestinationCAFile))
+	}
+	if strings.ContainsAny(o.DefaultDestinationCAFile+o.BindAddress+o.RouterName, " \t\r\n\"'\\#$") {
+		errs = append(errs, errors.New("router name, bind address and default destination CA path must not contain whitespace, quotes, '\\', '#' or '$'"))
+	}
+	return errors.Join(errs...)
+}
+
+// ParseTimeout validates an HAProxy duration as OpenShift's timeout annotations accept it: digits with
+// an optional unit (us, ms, s, m, h, d; none means ms), at most HAProxy's limit of 2^31-1 ms. It returns
+// the value with an explicit unit.
+func ParseTimeout(v string) (string, bool) {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	if i == 0 || i > 12 {
+		return "", false
+	}
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if err != nil {
+		return "", false
+	}
+	unit := v[i:]
+	perMS := map[string]float64{"us": 0.001, "ms": 1, "": 1, "s": 1e3, "m": 60e3, "h": 3600e3, "d": 86400e3}
+	f, ok := perMS[unit]
+	if !ok || float64(n)*f > float64(1<<31-1) {
+		return "", false
+	}
+	if unit == "" {
+		unit = "ms"
+	}
+	return strconv.FormatInt(n, 10) + unit, true
+}
