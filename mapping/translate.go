@@ -1,9 +1,249 @@
 package mapping
 
-import "github.com/haroute/haroute/mapping/model"
+import (
+	"sort"
+	"strconv"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// DefaultCertificateName is the file name of the router's default certificate (served when no Route
+// certificate matches the SNI); the renderer's caller provides its content.
+const DefaultCertificateName = "default_pub_keys.pem"
+
+// Unix sockets (relative to the HAProxy directory) through which public_ssl hands TLS connections to
+// the terminating frontends.
+const (
+	sniSocket   = "unix@run/haproxy-sni.sock"
+	noSNISocket = "unix@run/haproxy-no-sni.sock"
+)
 
 // Translate turns a snapshot into the desired HAProxy state and the per-Route problems. It is pure and
 // deterministic. Options are assumed valid (Options.Validate).
+//
+// Routes are admitted greedily, oldest first (creationTimestamp, then UID, then namespace/name), so
+// conflicts resolve as in OpenShift: the oldest Route keeps a host and path. Each rejected Route gets one
+// Problem; admitted Routes may get warnings (refused endpoints). Problems are sorted by namespace, name,
+// reason and message.
 func Translate(in Input, opts Options) (*model.Config, []Problem) {
-	panic("not implemented")
+	t := &translator{
+		opts:   opts,
+		idx:    newIndex(in),
+		claims: newClaims(!opts.DisableNamespaceOwnershipCheck),
+		maps:   newMapBuilder(),
+		seen:   map[string]bool{},
+	}
+	for _, r := range t.selectRoutes(in.Routes) {
+		t.addRoute(r)
+	}
+	return t.finish()
+}
+
+// translator holds the state of one Translate call; it is never shared.
+type translator struct {
+	opts   Options
+	idx    *index
+	claims *claims
+	maps   *mapBuilder
+	seen   map[string]bool // "ns/name" of every Route processed, to catch duplicates
+
+	admitted     []*admission
+	backends     []model.Backend
+	certificates []model.Certificate
+	caFiles      []model.CAFile
+	problems     []Problem
+}
+
+// rejection is the reason a Route is not admitted.
+type rejection struct {
+	reason  string
+	message string
+}
+
+func (r *rejection) Error() string { return r.reason + ": " + r.message }
+
+func reject(reason, message string) *rejection { return &rejection{reason: reason, message: message} }
+
+// maxQuoted bounds how much of a user-supplied value a Problem message repeats.
+const maxQuoted = 64
+
+// quoteShort quotes a user-supplied value for a message, shortening long values.
+func quoteShort(v string) string {
+	if len(v) > maxQuoted {
+		v = v[:maxQuoted] + "..."
+	}
+	return strconv.Quote(v)
+}
+
+// selectRoutes returns this router's Routes (sharding) in admission order, without modifying the input.
+func (t *translator) selectRoutes(all []*routev1.Route) []*routev1.Route {
+	routes := make([]*routev1.Route, 0, len(all))
+	for _, r := range all {
+		if r != nil && t.inShard(r) {
+			routes = append(routes, r)
+		}
+	}
+	sort.SliceStable(routes, func(i, j int) bool { return olderRoute(routes[i], routes[j]) })
+	return routes
+}
+
+// inShard reports whether the Route belongs to this router under ROUTE_LABELS and NAMESPACE_LABELS.
+func (t *translator) inShard(r *routev1.Route) bool {
+	if t.opts.RouteLabels != nil && !t.opts.RouteLabels.Matches(labelSet(r.Labels)) {
+		return false
+	}
+	if t.opts.NamespaceLabels != nil {
+		ns := t.idx.namespace(r.Namespace)
+		if ns == nil || !t.opts.NamespaceLabels.Matches(labelSet(ns.Labels)) {
+			return false
+		}
+	}
+	return true
+}
+
+// olderRoute orders Routes for admission: creationTimestamp, UID, namespace/name, and finally the
+// objects' content, so that even duplicated entries sort the same way whatever the input order.
+func olderRoute(a, b *routev1.Route) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	if a.UID != b.UID {
+		return a.UID < b.UID
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return contentLess(a, b)
+}
+
+// addRoute validates one Route, checks it against the Routes admitted before it and, when it passes,
+// records its backend, map entries, certificate and CA file.
+func (t *translator) addRoute(r *routev1.Route) {
+	key := r.Namespace + "/" + r.Name
+	if t.seen[key] {
+		t.problem(r, reject(ReasonInvalidRoute, "the input holds this Route more than once; only the first copy in admission order is used"))
+		return
+	}
+	t.seen[key] = true
+
+	a, rej := t.validate(r)
+	if rej != nil {
+		t.problem(r, rej)
+		return
+	}
+	if rej := t.claims.check(a); rej != nil {
+		t.problem(r, rej)
+		return
+	}
+	t.claims.claim(a)
+
+	backend, warnings := t.buildBackend(a)
+	for _, w := range warnings {
+		t.problems = append(t.problems, Problem{Namespace: r.Namespace, Name: r.Name, Reason: w.reason, Message: w.message, Warning: true})
+	}
+	t.backends = append(t.backends, backend)
+	if a.tls.cert != nil {
+		t.certificates = append(t.certificates, *a.tls.cert)
+	}
+	if a.tls.ca != nil {
+		t.caFiles = append(t.caFiles, *a.tls.ca)
+	}
+	t.maps.addRoute(a)
+	t.admitted = append(t.admitted, a)
+}
+
+func (t *translator) problem(r *routev1.Route, rej *rejection) {
+	t.problems = append(t.problems, Problem{Namespace: r.Namespace, Name: r.Name, Reason: rej.reason, Message: rej.message})
+}
+
+// finish assembles the sorted model.
+func (t *translator) finish() (*model.Config, []Problem) {
+	cfg := &model.Config{
+		Settings:     t.settings(),
+		Frontends:    t.frontends(),
+		Maps:         t.maps.build(t.admitted),
+		Backends:     t.backends,
+		Certificates: t.certificates,
+		CAFiles:      t.caFiles,
+	}
+	if cfg.Backends == nil {
+		cfg.Backends = []model.Backend{}
+	}
+	sort.Slice(cfg.Backends, func(i, j int) bool { return cfg.Backends[i].Name < cfg.Backends[j].Name })
+	sort.Slice(cfg.Certificates, func(i, j int) bool { return cfg.Certificates[i].Name < cfg.Certificates[j].Name })
+	sort.Slice(cfg.CAFiles, func(i, j int) bool { return cfg.CAFiles[i].Name < cfg.CAFiles[j].Name })
+	for _, a := range t.admitted {
+		cfg.Routes = append(cfg.Routes, a.info())
+	}
+	sort.Slice(cfg.Routes, func(i, j int) bool {
+		if cfg.Routes[i].Namespace != cfg.Routes[j].Namespace {
+			return cfg.Routes[i].Namespace < cfg.Routes[j].Namespace
+		}
+		return cfg.Routes[i].Name < cfg.Routes[j].Name
+	})
+	return cfg, sortProblems(t.problems)
+}
+
+// sortProblems sorts by namespace, name, reason, message and warning flag, and drops exact duplicates.
+func sortProblems(ps []Problem) []Problem {
+	sort.Slice(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		switch {
+		case a.Namespace != b.Namespace:
+			return a.Namespace < b.Namespace
+		case a.Name != b.Name:
+			return a.Name < b.Name
+		case a.Reason != b.Reason:
+			return a.Reason < b.Reason
+		case a.Message != b.Message:
+			return a.Message < b.Message
+		}
+		return !a.Warning && b.Warning
+	})
+	out := ps[:0]
+	for i, p := range ps {
+		if i > 0 && p == ps[i-1] {
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func (t *translator) settings() model.Settings {
+	o := t.opts
+	return model.Settings{
+		RouterName:           o.RouterName,
+		HTTPPort:             o.HTTPPort,
+		HTTPSPort:            o.HTTPSPort,
+		BindAddress:          o.BindAddress,
+		MaxConnections:       o.MaxConnections,
+		Threads:              o.Threads,
+		LoadBalanceAlgorithm: o.LoadBalanceAlgorithm,
+		TCPBalanceScheme:     o.TCPBalanceScheme,
+		Timeouts:             o.Timeouts,
+		CheckInterval:        o.CheckInterval,
+		ForwardedHeaders:     o.ForwardedHeaders,
+		DefaultCertificate:   DefaultCertificateName,
+		BufSize:              o.BufSize,
+		HardStopAfter:        o.HardStopAfter,
+	}
+}
+
+// frontends returns OpenShift's fixed listener layout in rendering order.
+func (t *translator) frontends() []model.Frontend {
+	return []model.Frontend{
+		{Name: model.FrontendPublic, Mode: model.ModeHTTP, Bind: t.opts.BindAddress + ":" + strconv.Itoa(t.opts.HTTPPort)},
+		{Name: model.FrontendPublicSSL, Mode: model.ModeTCP, Bind: t.opts.BindAddress + ":" + strconv.Itoa(t.opts.HTTPSPort)},
+		{Name: model.FrontendSNI, Mode: model.ModeHTTP, Bind: sniSocket},
+		{Name: model.FrontendNoSNI, Mode: model.ModeHTTP, Bind: noSNISocket},
+	}
 }

@@ -1,9 +1,62 @@
 // Package render turns a desired state (mapping/model) into the files HAProxy reads: conf/haproxy.cfg
 // from the embedded default template or a custom one (TEMPLATE_FILE), the os_*.map files, the crt-list
 // and the certificate and CA files. It is pure: the same model and options give byte-identical files.
+//
+// The map files and the crt-list are written by Go code, not by the template; the template only makes
+// haproxy.cfg. Templates are executed with a *Data (the model, the directory and the absolute path of
+// every file and socket) and have these functions:
+//
+// OpenShift-compatible (same meaning as OpenShift's documented template functions):
+//
+//	env NAME [DEFAULT]            Options.Env(NAME), or DEFAULT when that is empty
+//	matchPattern PATTERN S        PATTERN (a Go regular expression) matches all of S
+//	isInteger S                   S parses as a decimal integer
+//	matchValues S V...            S equals one of the V
+//	generateRouteRegexp HOST PATH WILDCARD
+//	                              ^<host>\.?(:[0-9]+)?<path>(/.*)?$ as OpenShift builds it
+//	genSubdomainWildcardRegexp HOST PATH EXACTPATH
+//	                              any first label, then HOST's domain and PATH (and sub-paths unless EXACTPATH)
+//	genCertificateHostName HOST WILDCARD
+//	                              HOST, or *.<domain> when WILDCARD
+//
+// haroute's:
+//
+//	mapPath NAME                  absolute path of a rendered map file (error for an unknown one)
+//	certPath NAME, caPath NAME    absolute path of a model certificate / CA file (caPath passes an
+//	                              absolute name through: a configured default CA)
+//	bindAddr BIND                 a frontend bind with "unix@<relative>" made absolute under Dir
+//	isUnixBind BIND               BIND starts with "unix@"
+//	serverAddress SERVER          "ip:port", IPv6 in brackets
+//	serverLine BACKEND SERVER     the complete server line (all options on it, no default-server)
+//	checkInterval BACKEND         the backend's check interval, else the settings' default
+//	forwardedHeaders BACKEND      the backend's forwarded-headers policy, else the settings', else append
+//	allowlistChunks ADDRS         ADDRS in space-separated groups of at most 40 (one ACL line each)
+//	rewriteRegexp REWRITE         the replace-path regular expression of a Rewrite
+//	rewriteReplacement REWRITE    the replace-path replacement ('%' escaped)
+//	word S                        S, or an error if S cannot stand unquoted in haproxy.cfg
+//	fail MESSAGE                  stop rendering with MESSAGE as the error
+//
+// Before any template runs, Render validates the model (model.Config.Validate) and checks every value
+// that reaches haproxy.cfg unquoted: names and values contain no whitespace, quotes, '#', '\', '$' or
+// "%[" (HAProxy expands "${...}" and evaluates "%[...]" sample expressions), so no value can break or
+// extend a configuration line.
 package render
 
-import "github.com/haroute/haroute/mapping/model"
+import (
+	"bytes"
+	_ "embed" // the default template
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"text/template"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+//go:embed haproxy.cfg.tmpl
+var defaultTemplateText string
 
 // File is one rendered file; Path is relative to the HAProxy directory (e.g. "conf/haproxy.cfg").
 type File struct {
@@ -26,13 +79,129 @@ type Options struct {
 
 // Render returns the files for cfg, sorted by Path.
 func Render(cfg *model.Config, opts Options) ([]File, error) {
-	panic("not implemented")
+	if cfg == nil {
+		return nil, errors.New("render: no config")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("render: invalid model: %w", err)
+	}
+	dir, err := checkDir(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	defaultCert, err := cleanDefaultCertificate(opts.DefaultCertificatePEM)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	if err := checkConfig(cfg); err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	tmpl := opts.Template
+	if tmpl == nil {
+		if err := checkDefaultLayout(cfg); err != nil {
+			return nil, fmt.Errorf("render: %w", err)
+		}
+		if tmpl, err = ParseTemplate("haproxy.cfg.tmpl", defaultTemplateText); err != nil {
+			return nil, fmt.Errorf("render: default template: %w", err)
+		}
+	}
+	data, err := newData(cfg, dir)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	config, err := tmpl.execute(data, opts.Env)
+	if err != nil {
+		return nil, fmt.Errorf("render: %s: %w", configFile, err)
+	}
+
+	files := []File{
+		{Path: path.Join(confDir, configFile), Data: config},
+		{Path: path.Join(confDir, model.CertList), Data: crtList(cfg, data.Paths.CertDir)},
+		{Path: path.Join(confDir, path.Base(data.Paths.DefaultCertificate)), Data: defaultCert},
+	}
+	files = append(files, mapFiles(cfg)...)
+	for _, c := range cfg.Certificates {
+		files = append(files, File{Path: path.Join(certDir, c.Name), Data: withNewline(c.PEM)})
+	}
+	for _, c := range cfg.CAFiles {
+		files = append(files, File{Path: path.Join(caDir, c.Name), Data: withNewline(c.PEM)})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	for i := 1; i < len(files); i++ {
+		if files[i].Path == files[i-1].Path {
+			return nil, fmt.Errorf("render: two files would be written to %s", files[i].Path)
+		}
+	}
+	return files, nil
 }
 
 // Template is a parsed HAProxy config template.
-type Template struct{}
+type Template struct {
+	tmpl *template.Template
+}
 
 // ParseTemplate parses a custom template with haroute's helper functions.
 func ParseTemplate(name, text string) (*Template, error) {
-	panic("not implemented")
+	t, err := template.New(name).Option("missingkey=error").Funcs((&funcs{}).funcMap()).Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("parse template %s: %w", name, err)
+	}
+	return &Template{tmpl: t}, nil
+}
+
+// execute runs the template on data with functions bound to this rendering. The parsed template is
+// cloned, so one Template may be used by concurrent Renders.
+func (t *Template) execute(data *Data, env func(string) string) ([]byte, error) {
+	if t == nil || t.tmpl == nil {
+		return nil, errors.New("template not parsed (use ParseTemplate)")
+	}
+	c, err := t.tmpl.Clone()
+	if err != nil {
+		return nil, fmt.Errorf("clone template: %w", err)
+	}
+	c.Funcs(newFuncs(data, env).funcMap())
+	var buf bytes.Buffer
+	if err := c.Execute(&buf, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// checkDir returns the cleaned HAProxy directory, or an error unless it is absolute and made of
+// characters that can stand in any position of haproxy.cfg (inside sample-expression arguments, too):
+// letters, digits and "/._-+~@".
+func checkDir(dir string) (string, error) {
+	if !strings.HasPrefix(dir, "/") {
+		return "", fmt.Errorf("directory %q: want an absolute path", dir)
+	}
+	if err := checkCharset("directory", dir, "/._-+~@"); err != nil {
+		return "", err
+	}
+	return path.Clean(dir), nil
+}
+
+// cleanDefaultCertificate removes blank lines from the default certificate (a blank line would end a
+// runtime payload early) and ends it with a newline.
+func cleanDefaultCertificate(pem []byte) ([]byte, error) {
+	var b bytes.Buffer
+	for _, line := range strings.Split(string(pem), "\n") {
+		if strings.TrimSpace(line) != "" {
+			b.WriteString(strings.TrimRight(line, "\r"))
+			b.WriteByte('\n')
+		}
+	}
+	if b.Len() == 0 {
+		return nil, errors.New("default certificate: empty PEM")
+	}
+	if !bytes.Contains(b.Bytes(), []byte("-----BEGIN ")) {
+		return nil, errors.New("default certificate: not PEM")
+	}
+	return b.Bytes(), nil
+}
+
+func withNewline(s string) []byte {
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return []byte(s)
 }

@@ -1,0 +1,43 @@
+# haroute's build entry points. `make` alone lists the targets.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+GO ?= go
+BIN := bin
+# Debian keeps haproxy in /usr/sbin, which is not on every user's PATH.
+export PATH := $(PATH):/usr/sbin:/sbin
+
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+TEST_TIMEOUT ?= 15m
+EXAMPLE_DIR := $(BIN)/example-haproxy
+# sudo only when not root.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help build haproxy test render-example fmt clean
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+		awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
+
+build: ## build bin/haroute (version from git describe, or "dev")
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/haroute ./cmd/haroute
+
+haproxy: ## install Debian's haproxy package when haproxy is missing
+	@command -v haproxy >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y haproxy; }
+	@haproxy -v | head -n 1
+
+test: haproxy ## go vet and all tests (unit, and integration with the real haproxy)
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+render-example: build haproxy ## render examples/ into bin/example-haproxy and check it with haproxy -c
+	ROUTER_ALLOW_WILDCARD_ROUTES=true $(BIN)/haroute render --manifests examples --haproxy-dir $(EXAMPLE_DIR)
+	haproxy -c -f $(EXAMPLE_DIR)/conf/haproxy.cfg
+
+fmt: ## gofmt every Go file
+	$(GO) fmt ./...
+
+clean: ## remove build outputs
+	rm -rf $(BIN) coverage*.out cover.out coverage.html

@@ -1,0 +1,65 @@
+// Command haroute drives a stock HAProxy as an OpenShift router. This binary holds thin cobra commands
+// over the mapping, render and source packages; main is the only place that exits the process.
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// app carries what the commands need from the process, so tests can run them in-process.
+type app struct {
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+	log    *slog.Logger
+}
+
+func main() {
+	a := &app{
+		stdout: os.Stdout,
+		stderr: os.Stderr,
+		getenv: os.Getenv,
+		log:    slog.New(slog.NewTextHandler(os.Stderr, nil)),
+	}
+	if err := newRootCommand(a).Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "haroute: %s\n", oneLine(err))
+		os.Exit(1)
+	}
+}
+
+// newRootCommand builds the command tree.
+func newRootCommand(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "haroute",
+		Short: "Drive a stock HAProxy as an OpenShift router",
+		Long: "haroute keeps an unmodified HAProxy in step with OpenShift Routes, Services and EndpointSlices,\n" +
+			"read from a cluster or from a folder of manifests.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.AddCommand(newRenderCommand(a), newVersionCommand(a))
+	return root
+}
+
+// oneLine joins the lines of a multi-line error (errors.Join) with "; ".
+func oneLine(err error) string {
+	var parts []string
+	for _, p := range strings.Split(err.Error(), "\n") {
+		if p = strings.TrimSpace(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "; ")
+}

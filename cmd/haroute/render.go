@@ -1,0 +1,215 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/sync/source"
+)
+
+// renderFlags are the values of `haroute render`'s flags.
+type renderFlags struct {
+	manifests          string
+	haproxyDir         string
+	httpPort           int
+	httpsPort          int
+	bindAddress        string
+	template           string
+	defaultCertificate string
+	allowLoopback      bool
+	allowWildcard      bool
+	subdomain          string
+}
+
+// Flag names that override an environment variable when set.
+const (
+	flagHTTPPort      = "http-port"
+	flagHTTPSPort     = "https-port"
+	flagBindAddress   = "bind-address"
+	flagTemplate      = "template"
+	flagDefaultCert   = "default-certificate"
+	flagAllowLoopback = "allow-loopback-endpoints"
+	flagAllowWildcard = "allow-wildcard-routes"
+	flagSubdomain     = "subdomain"
+)
+
+func newRenderCommand(a *app) *cobra.Command {
+	var f renderFlags
+	def := mapping.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "render --manifests DIR --haproxy-dir OUT",
+		Short: "Render the HAProxy configuration for a folder of manifests",
+		Long: "render reads Routes, Services, EndpointSlices, Namespaces and Secrets from the YAML and JSON files\n" +
+			"under DIR and writes OUT/conf/haproxy.cfg with its map files, crt-list and certificates. The files\n" +
+			"refer to each other by absolute paths, so `haproxy -c -f OUT/conf/haproxy.cfg` works as is.\n" +
+			"Settings come from OpenShift's environment variables (ROUTER_*); flags that are set override them.\n" +
+			"Rejected Routes are reported on stderr and do not fail the command.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.render(f, cmd.Flags().Changed)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.manifests, "manifests", "", "folder of manifest files (*.yaml, *.yml, *.json; read recursively)")
+	fl.StringVar(&f.haproxyDir, "haproxy-dir", "", "HAProxy directory to write conf/, router/ and run/ into")
+	fl.IntVar(&f.httpPort, flagHTTPPort, def.HTTPPort, "public HTTP port [ROUTER_SERVICE_HTTP_PORT]")
+	fl.IntVar(&f.httpsPort, flagHTTPSPort, def.HTTPSPort, "public HTTPS port [ROUTER_SERVICE_HTTPS_PORT]")
+	fl.StringVar(&f.bindAddress, flagBindAddress, "", "address the public listeners bind to; empty: all [ROUTER_BIND_ADDRESS]")
+	fl.StringVar(&f.template, flagTemplate, "", "custom haproxy.cfg template [TEMPLATE_FILE]")
+	fl.StringVar(&f.defaultCertificate, flagDefaultCert, "",
+		"PEM file with the default certificate and its key [DEFAULT_CERTIFICATE_PATH]; without it a self-signed one is kept in OUT")
+	fl.BoolVar(&f.allowLoopback, flagAllowLoopback, false, "admit endpoint addresses on loopback (folder mode and demos only)")
+	fl.BoolVar(&f.allowWildcard, flagAllowWildcard, false, "admit wildcard Routes [ROUTER_ALLOW_WILDCARD_ROUTES]")
+	fl.StringVar(&f.subdomain, flagSubdomain, "", "host template for Routes without spec.host, e.g. ${name}-${namespace}.apps.example.com [ROUTER_SUBDOMAIN]")
+	for _, name := range []string{"manifests", "haproxy-dir"} {
+		if err := cmd.MarkFlagRequired(name); err != nil {
+			// Only fails for a flag that does not exist, which the lines above rule out.
+			a.log.Error("marking flag required", "flag", name, "err", err)
+		}
+	}
+	return cmd
+}
+
+// renderSettings are the resolved inputs of a render besides the manifests.
+type renderSettings struct {
+	opts            mapping.Options
+	templatePath    string
+	defaultCertPath string
+}
+
+// settings resolves options: OpenShift's environment first, then the flags the user set.
+func (a *app) settings(f renderFlags, changed func(string) bool) (renderSettings, error) {
+	opts, err := mapping.FromEnv(a.getenv)
+	if err != nil {
+		return renderSettings{}, fmt.Errorf("settings: %w", err)
+	}
+	s := renderSettings{
+		templatePath:    strings.TrimSpace(a.getenv("TEMPLATE_FILE")),
+		defaultCertPath: strings.TrimSpace(a.getenv("DEFAULT_CERTIFICATE_PATH")),
+	}
+	var errs []error
+	port := func(name string, v int, dst *int) {
+		if !changed(name) {
+			return
+		}
+		if v < 1 || v > 65535 {
+			errs = append(errs, fmt.Errorf("--%s=%d: want a port in 1-65535", name, v))
+			return
+		}
+		*dst = v
+	}
+	port(flagHTTPPort, f.httpPort, &opts.HTTPPort)
+	port(flagHTTPSPort, f.httpsPort, &opts.HTTPSPort)
+	if changed(flagBindAddress) {
+		opts.BindAddress = f.bindAddress
+	}
+	if changed(flagTemplate) {
+		s.templatePath = f.template
+	}
+	if changed(flagDefaultCert) {
+		s.defaultCertPath = f.defaultCertificate
+	}
+	if changed(flagAllowLoopback) {
+		opts.AllowLoopbackEndpoints = f.allowLoopback
+	}
+	if changed(flagAllowWildcard) {
+		opts.AllowWildcardRoutes = f.allowWildcard
+	}
+	if changed(flagSubdomain) {
+		opts.Subdomain = f.subdomain
+	}
+	if err := opts.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return renderSettings{}, fmt.Errorf("settings: %w", err)
+	}
+	s.opts = opts
+	return s, nil
+}
+
+// render is `haroute render`: manifests → Translate → Render → files under OUT.
+func (a *app) render(f renderFlags, changed func(string) bool) error {
+	s, err := a.settings(f, changed)
+	if err != nil {
+		return err
+	}
+	out, err := filepath.Abs(f.haproxyDir)
+	if err != nil {
+		return fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err)
+	}
+	in, err := source.LoadDir(f.manifests)
+	if err != nil {
+		return err
+	}
+	var tmpl *render.Template
+	if s.templatePath != "" {
+		text, err := os.ReadFile(s.templatePath)
+		if err != nil {
+			return fmt.Errorf("template: %w", err)
+		}
+		if tmpl, err = render.ParseTemplate(filepath.Base(s.templatePath), string(text)); err != nil {
+			return fmt.Errorf("template %s: %w", s.templatePath, err)
+		}
+	}
+	var certPEM []byte
+	if s.defaultCertPath != "" {
+		if certPEM, err = loadCertificate(s.defaultCertPath); err != nil {
+			return err
+		}
+	} else if certPEM, err = a.keptDefaultCertificate(out); err != nil {
+		return err
+	}
+
+	cfg, problems := mapping.Translate(in, s.opts)
+	rejected := a.reportProblems(problems)
+	files, err := render.Render(cfg, render.Options{
+		Dir:                   out,
+		Template:              tmpl,
+		DefaultCertificatePEM: certPEM,
+		Env:                   a.getenv,
+	})
+	if err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	if err := writeTree(out, files); err != nil {
+		return err
+	}
+
+	servers := 0
+	for _, b := range cfg.Backends {
+		servers += len(b.Servers)
+	}
+	_, err = fmt.Fprintf(a.stdout, "%d routes admitted, %d rejected; %d backends, %d servers; config: %s\n",
+		len(cfg.Routes), rejected, len(cfg.Backends), servers, filepath.Join(out, "conf", "haproxy.cfg"))
+	return err
+}
+
+// reportProblems prints each problem on stderr, sorted, and returns how many Routes were rejected.
+func (a *app) reportProblems(problems []mapping.Problem) int {
+	sorted := slices.Clone(problems)
+	slices.SortStableFunc(sorted, func(x, y mapping.Problem) int {
+		return cmp.Or(cmp.Compare(x.Namespace, y.Namespace), cmp.Compare(x.Name, y.Name),
+			cmp.Compare(x.Reason, y.Reason), cmp.Compare(x.Message, y.Message))
+	})
+	rejected := map[string]bool{}
+	for _, p := range sorted {
+		id := p.Namespace + "/" + p.Name
+		if p.Warning {
+			fmt.Fprintf(a.stderr, "warning: route %s: %s: %s\n", id, p.Reason, p.Message)
+			continue
+		}
+		rejected[id] = true
+		fmt.Fprintf(a.stderr, "route %s rejected: %s: %s\n", id, p.Reason, p.Message)
+	}
+	return len(rejected)
+}

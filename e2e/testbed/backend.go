@@ -1,0 +1,148 @@
+package testbed
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Response headers every backend sets.
+const (
+	// HeaderBackend carries the backend's name.
+	HeaderBackend = "X-Backend"
+	// HeaderSNI carries the TLS server name a TLS backend was asked for ("" over plain HTTP).
+	HeaderSNI = "X-Backend-SNI"
+)
+
+const backendIdleTimeout = 30 * time.Second
+
+// Backend is an HTTP (or HTTPS) server on a loopback address that answers every request with status
+// 200, header X-Backend: <name>, and the body
+//
+//	<name> <method> <path>
+//	<X-Forwarded-Proto received>
+//
+// where path is the request path exactly as received (so a rewrite is visible).
+type Backend struct {
+	Name string
+	IP   string
+	Port int
+	// TLS is true for a backend started with StartTLSBackend.
+	TLS bool
+
+	srv      *http.Server
+	served   chan struct{} // closed when Serve has returned
+	serveErr error         // Serve's unexpected error, valid once served is closed
+	requests atomic.Int64
+	conns    atomic.Int64
+	once     sync.Once
+}
+
+// Addr returns "ip:port" (IPv6 in brackets).
+func (b *Backend) Addr() string { return net.JoinHostPort(b.IP, strconv.Itoa(b.Port)) }
+
+// AddrPort returns the backend's address and port.
+func (b *Backend) AddrPort() netip.AddrPort {
+	return netip.AddrPortFrom(netip.MustParseAddr(b.IP), uint16(b.Port))
+}
+
+// Requests returns how many requests the backend has answered.
+func (b *Backend) Requests() int64 { return b.requests.Load() }
+
+// Conns returns how many connections the backend has accepted (HAProxy's TCP health checks included).
+func (b *Backend) Conns() int64 { return b.conns.Load() }
+
+// Close stops the backend (idempotent; also done on cleanup).
+func (b *Backend) Close() {
+	b.once.Do(func() {
+		_ = b.srv.Close()
+		<-b.served
+	})
+}
+
+// StartHTTPBackend starts a plain HTTP backend named name on ip:0; ip must be a loopback address.
+func StartHTTPBackend(t testing.TB, ip, name string) *Backend {
+	t.Helper()
+	return startBackend(t, ip, name, nil)
+}
+
+// StartTLSBackend starts the same backend over TLS with the given certificate and key.
+func StartTLSBackend(t testing.TB, ip, name string, certPEM, keyPEM []byte) *Backend {
+	t.Helper()
+	kp := KeyPair(t, certPEM, keyPEM)
+	return startBackend(t, ip, name, &tls.Config{
+		Certificates: []tls.Certificate{kp},
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"http/1.1"},
+	})
+}
+
+func startBackend(t testing.TB, ip, name string, tlsConfig *tls.Config) *Backend {
+	t.Helper()
+	addr, err := netip.ParseAddr(ip)
+	if err != nil || !addr.IsLoopback() {
+		t.Fatalf("testbed: backend %s: %q is not a loopback address", name, ip)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
+	if err != nil {
+		t.Fatalf("testbed: backend %s: listen on %s: %v", name, ip, err)
+	}
+	b := &Backend{
+		Name:   name,
+		IP:     addr.String(),
+		Port:   l.Addr().(*net.TCPAddr).Port,
+		TLS:    tlsConfig != nil,
+		served: make(chan struct{}),
+	}
+	b.srv = &http.Server{
+		Handler:           http.HandlerFunc(b.serveHTTP),
+		ReadHeaderTimeout: socketIOTime,
+		IdleTimeout:       backendIdleTimeout,
+		// HAProxy's TCP health checks connect and close without a request or a handshake; the
+		// server would log each one.
+		ErrorLog: log.New(io.Discard, "", 0),
+		ConnState: func(_ net.Conn, state http.ConnState) {
+			if state == http.StateNew {
+				b.conns.Add(1)
+			}
+		},
+	}
+	if tlsConfig != nil {
+		l = tls.NewListener(l, tlsConfig)
+	}
+	go func() {
+		defer close(b.served)
+		if err := b.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			b.serveErr = err
+		}
+	}()
+	t.Cleanup(func() {
+		b.Close()
+		if b.serveErr != nil {
+			t.Errorf("testbed: backend %s: serve: %v", name, b.serveErr)
+		}
+	})
+	return b
+}
+
+func (b *Backend) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	b.requests.Add(1)
+	path, _, _ := strings.Cut(r.RequestURI, "?")
+	w.Header().Set(HeaderBackend, b.Name)
+	if r.TLS != nil {
+		w.Header().Set(HeaderSNI, r.TLS.ServerName)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintf(w, "%s %s %s\n%s\n", b.Name, r.Method, path, r.Header.Get("X-Forwarded-Proto"))
+}

@@ -1,0 +1,118 @@
+package testbed
+
+import (
+	"crypto/x509"
+	"strings"
+	"testing"
+
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/render"
+)
+
+// testMaxConnections replaces OpenShift's default of 50,000 connections, for which HAProxy needs a
+// file-descriptor limit above 100,000 that test machines (and containers) often do not grant.
+const testMaxConnections = 2000
+
+// maxLoggedConfig is the largest haproxy.cfg logged when a test fails.
+const maxLoggedConfig = 64 << 10
+
+// RouterOptions returns mapping.DefaultOptions for a test router: public ports free on 127.0.0.1,
+// loopback endpoints and wildcard Routes allowed, at most 2,000 connections.
+func RouterOptions(t testing.TB) mapping.Options {
+	t.Helper()
+	o := mapping.DefaultOptions()
+	o.HTTPPort = FreePort(t)
+	o.HTTPSPort = FreePort(t)
+	for o.HTTPSPort == o.HTTPPort {
+		o.HTTPSPort = FreePort(t)
+	}
+	o.BindAddress = "127.0.0.1"
+	o.AllowLoopbackEndpoints = true
+	o.AllowWildcardRoutes = true
+	o.MaxConnections = testMaxConnections
+	return o
+}
+
+// Router is HAProxy serving the translation of one input: the haroute pipeline without the sidecar
+// (Translate → Render → files → haproxy).
+type Router struct {
+	*HAProxy
+	Options  mapping.Options
+	Config   *model.Config
+	Problems []mapping.Problem
+	Files    []render.File
+	// Client talks to this router's public ports and trusts the roots given to StartRouter.
+	Client *Client
+}
+
+// StartRouter translates in with opts, renders the result into a new directory with
+// defaultCertPEM (certificate and key) as the default certificate, and starts HAProxy on it.
+// Problems are kept in Router.Problems (see RequireAdmitted) and logged when the test fails.
+func StartRouter(t testing.TB, in mapping.Input, opts mapping.Options, defaultCertPEM []byte, roots *x509.CertPool) *Router {
+	t.Helper()
+	cfg, problems := mapping.Translate(in, opts)
+	if cfg == nil {
+		t.Fatalf("testbed: Translate returned no config (problems: %v)", problems)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("testbed: Translate returned an invalid config: %v", err)
+	}
+	dir := TempDir(t)
+	files, err := render.Render(cfg, render.Options{Dir: dir, DefaultCertificatePEM: defaultCertPEM})
+	if err != nil {
+		t.Fatalf("testbed: render: %v", err)
+	}
+	r := &Router{
+		Options:  opts,
+		Config:   cfg,
+		Problems: problems,
+		Files:    files,
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		if len(problems) > 0 {
+			t.Logf("translate problems:\n%s", formatProblems(problems))
+		}
+		if cfgText := r.File("conf/haproxy.cfg"); len(cfgText) <= maxLoggedConfig {
+			t.Logf("conf/haproxy.cfg:\n%s", cfgText)
+		}
+	})
+	r.HAProxy = StartHAProxy(t, dir, files)
+	r.Client = NewClient(t, opts.HTTPPort, opts.HTTPSPort, roots)
+	return r
+}
+
+// RequireAdmitted fails the test when Translate rejected a Route (warnings are allowed).
+func (r *Router) RequireAdmitted(t testing.TB) {
+	t.Helper()
+	var rejected []mapping.Problem
+	for _, p := range r.Problems {
+		if !p.Warning {
+			rejected = append(rejected, p)
+		}
+	}
+	if len(rejected) > 0 {
+		t.Fatalf("Routes were rejected:\n%s", formatProblems(rejected))
+	}
+}
+
+// File returns the rendered file at path (relative to the directory), or nil.
+func (r *Router) File(path string) []byte {
+	for _, f := range r.Files {
+		if f.Path == path {
+			return f.Data
+		}
+	}
+	return nil
+}
+
+func formatProblems(ps []mapping.Problem) string {
+	var b strings.Builder
+	for _, p := range ps {
+		b.WriteString("  " + p.String() + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,304 @@
+package testbed
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/haroute/haroute/mapping/render"
+)
+
+// handConfig is a small hand-written configuration in the production shape (admin socket under
+// run/, files by absolute path) that exercises what the test bed relies on: Host matching, TLS with
+// SNI, X-Forwarded-Proto.
+const handConfig = `global
+    stats socket {{dir}}/run/haproxy.sock mode 600 level admin expose-fd listeners
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+frontend public
+    bind 127.0.0.1:{{http}}
+    http-request set-header X-Forwarded-Proto http
+    use_backend be_a if { req.hdr(host),field(1,:),lower,regsub([.]$,) -m str a.test }
+    default_backend fallback
+frontend public_ssl
+    bind 127.0.0.1:{{https}} ssl crt {{dir}}/conf/default.pem
+    http-request set-header X-Forwarded-Proto https if { ssl_fc }
+    default_backend be_a
+backend be_a
+    server s1 {{backend}}
+backend fallback
+`
+
+// startHand starts HAProxy on handConfig in front of one backend named "a" on 127.0.0.2.
+func startHand(t *testing.T, ca *CA) (*HAProxy, *Client, *Backend) {
+	t.Helper()
+	be := StartHTTPBackend(t, "127.0.0.2", "a")
+	dir := TempDir(t)
+	httpPort, httpsPort := FreePort(t), FreePort(t)
+	cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", fmt.Sprint(httpPort),
+		"{{https}}", fmt.Sprint(httpsPort), "{{backend}}", be.Addr()).Replace(handConfig)
+	h := StartHAProxy(t, dir, []render.File{
+		{Path: "conf/haproxy.cfg", Data: []byte(cfg)},
+		{Path: "conf/default.pem", Data: ca.IssueBundle(t, "a.test")},
+	})
+	return h, NewClient(t, httpPort, httpsPort, ca.Pool()), be
+}
+
+func TestHAProxyServesThroughClient(t *testing.T) {
+	ca := NewCA(t, "testbed CA")
+	h, c, be := startHand(t, ca)
+
+	for _, url := range []string{"http://a.test/x", "http://A.Test:8080/x", "http://a.test./x", "http://a.TEST.:1/x"} {
+		status, backend, body := c.Get(t, url)
+		if status != http.StatusOK || backend != "a" || body != "a GET /x\nhttp\n" {
+			t.Errorf("GET %s = %d %q %q, want 200 from a with body %q", url, status, backend, body, "a GET /x\nhttp\n")
+		}
+	}
+	if status, backend, _ := c.Get(t, "http://b.test/x"); status != http.StatusServiceUnavailable || backend != "" {
+		t.Errorf("GET http://b.test/x = %d from %q, want 503 from HAProxy", status, backend)
+	}
+	if got := be.Requests(); got != 4 {
+		t.Errorf("backend a answered %d requests, want 4", got)
+	}
+	// The query is not part of the echoed path.
+	if _, _, body := c.Get(t, "http://a.test/p/q?x=1"); !strings.HasPrefix(body, "a GET /p/q\n") {
+		t.Errorf("body %q, want the path without the query", body)
+	}
+
+	r := c.Fetch(t, "https://a.test/s")
+	if r.Status != http.StatusOK || r.Body != "a GET /s\nhttps\n" {
+		t.Errorf("GET https://a.test/s = %d %q", r.Status, r.Body)
+	}
+	if leaf := r.Leaf(); leaf == nil || len(leaf.DNSNames) != 1 || leaf.DNSNames[0] != "a.test" {
+		t.Errorf("https leaf = %v, want a certificate for a.test", leaf)
+	}
+	// The default certificate names a.test only: another SNI fails verification, which shows that the
+	// URL host is the SNI and the name verified.
+	if _, err := c.Do(http.MethodGet, "https://other.test/", nil); err == nil || !strings.Contains(err.Error(), "other.test") {
+		t.Errorf("GET https://other.test/: err = %v, want a verification error naming other.test", err)
+	}
+
+	out, err := h.Cmd("show info")
+	if err != nil || !strings.Contains(out, "Name: HAProxy") {
+		t.Errorf("show info = %q, %v", firstLine(out), err)
+	}
+	out, err = h.MasterCmd("show proc")
+	if err != nil || !strings.Contains(out, "master") || !strings.Contains(out, "worker") {
+		t.Errorf("master show proc = %q, %v", out, err)
+	}
+	if n, err := h.Stat("be_a", "BACKEND", "stot"); err != nil || n != 6 {
+		t.Errorf("be_a stot = %d, %v; want 6", n, err)
+	}
+	if n, err := h.Stat("fallback", "BACKEND", "hrsp_5xx"); err != nil || n != 1 {
+		t.Errorf("fallback hrsp_5xx = %d, %v; want 1", n, err)
+	}
+	if _, err := h.Stat("nope", "BACKEND", "stot"); err == nil {
+		t.Error("Stat of a missing proxy: no error")
+	}
+	if err := h.Check(""); err != nil {
+		t.Errorf("Check of the running config: %v", err)
+	}
+}
+
+func TestHAProxyStopsOnCleanup(t *testing.T) {
+	ca := NewCA(t, "testbed CA")
+	var h *HAProxy
+	t.Run("run", func(t *testing.T) {
+		h, _, _ = startHand(t, ca)
+		if h.Exited() {
+			t.Fatal("haproxy exited right after start")
+		}
+	})
+	if !h.Exited() {
+		t.Fatalf("haproxy (pid %d) still running after its test's cleanup", h.PID)
+	}
+	// Workers are gone too: nobody answers on the admin socket and the process group is empty.
+	if _, err := socketCmd(h.AdminSocket, "show info"); err == nil {
+		t.Error("admin socket still answers after cleanup")
+	}
+	if live := liveGroupMembers(t, h.PID); len(live) > 0 {
+		t.Errorf("processes %v of group %d still alive after cleanup", live, h.PID)
+	}
+}
+
+// liveGroupMembers lists the processes of group pgid that are not zombies (an orphaned worker may wait
+// for a container's init to reap it; it holds nothing).
+func liveGroupMembers(t *testing.T, pgid int) []int {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []int
+	for _, p := range stats {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// pid (comm) state ppid pgrp ...; comm may contain spaces and parentheses.
+		i := strings.LastIndexByte(string(data), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) || f[0] == "Z" {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		live = append(live, pid)
+	}
+	return live
+}
+
+func TestCheckConfigReportsErrors(t *testing.T) {
+	dir := TempDir(t)
+	cfg := filepath.Join(dir, "bad.cfg")
+	if err := os.WriteFile(cfg, []byte("frontend f\n    bind 127.0.0.1:1\n    no-such-keyword x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := CheckConfig(cfg)
+	if err == nil || !strings.Contains(err.Error(), "no-such-keyword") {
+		t.Errorf("CheckConfig(bad) = %v, want an error quoting the bad line", err)
+	}
+}
+
+func TestWriteFilesRefusesEscapes(t *testing.T) {
+	dir := TempDir(t)
+	for _, p := range []string{"../x", "/etc/x", "", "a/../../x"} {
+		if err := writeFiles(dir, []render.File{{Path: p, Data: []byte("x")}}); err == nil {
+			t.Errorf("writeFiles(%q): no error", p)
+		}
+	}
+	if err := writeFiles(dir, []render.File{{Path: "conf/a/b.map", Data: []byte("k v\n")}}); err != nil {
+		t.Fatalf("writeFiles: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "run")); err != nil {
+		t.Errorf("run dir not created: %v", err)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "conf/a/b.map")); err != nil || string(data) != "k v\n" {
+		t.Errorf("file content = %q, %v", data, err)
+	}
+}
+
+func TestTLSBackendAndPKI(t *testing.T) {
+	ca, other := NewCA(t, "ca one"), NewCA(t, "ca two")
+	certPEM, keyPEM := ca.Issue(t, "svc.ns.svc", "127.0.0.1")
+	be := StartTLSBackend(t, "127.0.0.1", "tls", certPEM, keyPEM)
+	if !be.TLS || be.IP != "127.0.0.1" {
+		t.Fatalf("backend = %+v", be)
+	}
+	// Point the client's https port straight at the backend.
+	c := NewClient(t, 0, be.Port, ca.Pool())
+	r := c.Fetch(t, "https://svc.ns.svc/hello")
+	if r.Status != http.StatusOK || r.Backend != "tls" || r.Header.Get(HeaderSNI) != "svc.ns.svc" {
+		t.Errorf("GET = %d from %q, SNI %q", r.Status, r.Backend, r.Header.Get(HeaderSNI))
+	}
+	if r.Body != "tls GET /hello\n\n" {
+		t.Errorf("body = %q", r.Body)
+	}
+	if leaf := r.Leaf(); leaf == nil || leaf.Issuer.CommonName != "ca one" {
+		t.Errorf("leaf = %v, want one issued by ca one", leaf)
+	}
+	// A client trusting another CA refuses the certificate.
+	c2 := NewClient(t, 0, be.Port, other.Pool())
+	if _, err := c2.Do(http.MethodGet, "https://svc.ns.svc/", nil); err == nil {
+		t.Error("client trusting another CA accepted the backend's certificate")
+	}
+	// The key pair round-trips and the certificate carries the IP SAN.
+	kp := KeyPair(t, certPEM, keyPEM)
+	if len(kp.Certificate) != 1 {
+		t.Fatalf("key pair has %d certificates", len(kp.Certificate))
+	}
+	conn, err := tls.Dial("tcp", be.Addr(), &tls.Config{RootCAs: Pool(ca), ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("dial by IP SAN: %v", err)
+	}
+	conn.Close()
+}
+
+func TestBackendRefusesNonLoopback(t *testing.T) {
+	ft := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		StartHTTPBackend(ft, "10.0.0.1", "x")
+	}()
+	<-done
+	if !ft.fatal {
+		t.Error("StartHTTPBackend on 10.0.0.1 did not fail")
+	}
+}
+
+func TestFreePortIsFree(t *testing.T) {
+	p := FreePort(t)
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+	if err != nil {
+		t.Fatalf("port %d from FreePort: %v", p, err)
+	}
+	l.Close()
+}
+
+// fatalRecorder records Fatalf instead of failing the test; Fatalf ends the calling goroutine.
+type fatalRecorder struct {
+	testing.TB
+	fatal bool
+}
+
+func (f *fatalRecorder) Fatalf(string, ...any) {
+	f.fatal = true
+	runtime.Goexit()
+}
+
+func TestManifestsRoundTrip(t *testing.T) {
+	ca := NewCA(t, "ca")
+	crt, key := ca.Issue(t, "edge.example.com")
+	var m Manifests
+	m.Service("ns", "a", StartHTTPBackend(t, "127.0.0.2", "a"), StartHTTPBackend(t, "127.0.0.3", "a2"))
+	m.ServiceAt("ns", "v6", netip.MustParseAddrPort("[::1]:8080"))
+	m.Service("other", "empty")
+	m.Route("ns", "r1", "www.example.com", "/api", "a", Weight(70), Alternate("v6", 30), Annotate("k", "v"))
+	m.Route("ns", "r2", "edge.example.com", "", "a", Edge(crt, key), Insecure("Redirect"))
+	m.Route("ns", "r3", "*.wild.example.com", "", "a", Wildcard(), Passthrough())
+	m.Route("other", "r4", "re.example.com", "", "empty", Reencrypt(nil, nil, ca.PEM()))
+
+	in := m.Input(t)
+	direct := m.Objects()
+	// Compare as JSON: decoding yields equal objects, but times in another *time.Location.
+	got, err := json.MarshalIndent(in, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.MarshalIndent(direct, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("decoded manifests differ from the built objects:\n%s\nwant:\n%s", got, want)
+	}
+	if len(in.Routes) != 4 || len(in.Services) != 3 || len(in.EndpointSlices) != 3 || len(in.Namespaces) != 2 {
+		t.Fatalf("decoded %d routes, %d services, %d slices, %d namespaces; want 4, 3, 3, 2",
+			len(in.Routes), len(in.Services), len(in.EndpointSlices), len(in.Namespaces))
+	}
+	// Creation times follow call order, so the first Route is the oldest.
+	for i := 1; i < len(in.Routes); i++ {
+		if !in.Routes[i-1].CreationTimestamp.Before(&in.Routes[i].CreationTimestamp) {
+			t.Errorf("route %s is not older than %s", in.Routes[i-1].Name, in.Routes[i].Name)
+		}
+	}
+	if s := in.EndpointSlices[2]; s.AddressType != "IPv6" || s.Endpoints[0].Addresses[0] != "::1" {
+		t.Errorf("v6 slice = %+v", s)
+	}
+}

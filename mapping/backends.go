@@ -1,0 +1,68 @@
+package mapping
+
+import (
+	"sort"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// buildBackend assembles the backend of an admitted Route: its options, its servers with their
+// weights, and the warnings about refused endpoints.
+func (t *translator) buildBackend(a *admission) (model.Backend, []*rejection) {
+	o := a.options
+	b := model.Backend{
+		Name:             a.backendName,
+		Kind:             a.kind,
+		Mode:             a.kind.Mode(),
+		Route:            a.namespace + "/" + a.name,
+		Balance:          o.balance,
+		Cookie:           o.cookie,
+		TimeoutServer:    o.timeoutServer,
+		TimeoutTunnel:    o.timeoutTunnel,
+		CheckInterval:    o.checkInterval,
+		Allowlist:        o.allowlist,
+		RateLimit:        o.rateLimit,
+		ForwardedHeaders: o.forwardedHeaders,
+		HSTS:             o.hsts,
+		Rewrite:          o.rewrite,
+		ServerMaxConn:    o.serverMaxConn,
+		TLS:              a.tls.backendTLS,
+	}
+
+	var warnings []*rejection
+	endpoints := make([][]endpoint, len(a.services))
+	weights := make([]int32, len(a.services))
+	counts := make([]int, len(a.services))
+	for i, ref := range a.services {
+		eps, ws := t.serviceEndpoints(a.namespace, ref.name, a.route.Spec.Port)
+		endpoints[i], counts[i], weights[i] = eps, len(eps), ref.weight
+		warnings = append(warnings, ws...)
+	}
+	serverWeight := serverWeights(weights, counts)
+
+	total := 0
+	for _, eps := range endpoints {
+		total += len(eps)
+	}
+	b.Servers = make([]model.Server, 0, total)
+	for i, ref := range a.services {
+		service := a.namespace + "/" + ref.name
+		verifyHost := ""
+		if a.kind == model.KindReencrypt {
+			verifyHost = ref.name + "." + a.namespace + ".svc"
+		}
+		for _, e := range endpoints[i] {
+			b.Servers = append(b.Servers, model.Server{
+				Name:       e.name,
+				Addr:       e.addr.String(),
+				Port:       e.port,
+				Weight:     serverWeight[i],
+				State:      model.StateReady,
+				Service:    service,
+				VerifyHost: verifyHost,
+			})
+		}
+	}
+	sort.Slice(b.Servers, func(i, j int) bool { return b.Servers[i].Name < b.Servers[j].Name })
+	return b, warnings
+}

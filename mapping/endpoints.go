@@ -1,0 +1,220 @@
+package mapping
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// endpoint is one serving address:port of a Service, named as OpenShift names servers.
+type endpoint struct {
+	name string // "pod:<pod>:<svc>:<port-name>:<ip>:<port>"
+	addr netip.Addr
+	port int32
+}
+
+// serviceEndpoints returns the serving endpoints of one Service for a Route's spec.port, sorted by name
+// and deduplicated by address and port (the smallest name wins), plus a warning for every refused
+// address. A missing Service has no endpoints.
+func (t *translator) serviceEndpoints(ns, svcName string, rp *routev1.RoutePort) ([]endpoint, []*rejection) {
+	svc := t.idx.service(ns, svcName)
+	if svc == nil {
+		return nil, nil
+	}
+	slices := t.idx.endpointSlices(ns, svcName)
+	selected := portSelector(svc, slices, rp)
+
+	var warnings []*rejection
+	byAddrPort := map[netip.AddrPort]int{}
+	var eps []endpoint
+	for _, slice := range slices {
+		if slice.AddressType != discoveryv1.AddressTypeIPv4 && slice.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue
+		}
+		for i := range slice.Endpoints {
+			ep := &slice.Endpoints[i]
+			if !serving(ep) || len(ep.Addresses) == 0 {
+				continue
+			}
+			addr, why := t.endpointAddr(ep.Addresses[0], slice.AddressType)
+			if why != "" {
+				warnings = append(warnings, reject(ReasonEndpointRejected,
+					fmt.Sprintf("service %s: endpoint address %s refused: %s", svcName, quoteShort(ep.Addresses[0]), why)))
+				continue
+			}
+			pod := ""
+			if ep.TargetRef != nil && ep.TargetRef.Kind == "Pod" && len(validation.IsDNS1123Subdomain(ep.TargetRef.Name)) == 0 {
+				pod = ep.TargetRef.Name
+			}
+			for _, p := range slice.Ports {
+				if p.Port == nil || *p.Port < 1 || *p.Port > 65535 || (p.Protocol != nil && *p.Protocol != corev1.ProtocolTCP) {
+					continue
+				}
+				portName := ""
+				if p.Name != nil {
+					portName = *p.Name
+				}
+				if !selected(portName, *p.Port) {
+					continue
+				}
+				if len(validation.IsDNS1123Label(portName)) > 0 {
+					portName = ""
+				}
+				e := endpoint{
+					name: "pod:" + pod + ":" + svcName + ":" + portName + ":" + addr.String() + ":" + strconv.Itoa(int(*p.Port)),
+					addr: addr,
+					port: *p.Port,
+				}
+				ap := netip.AddrPortFrom(addr, uint16(*p.Port))
+				if j, dup := byAddrPort[ap]; dup {
+					if e.name < eps[j].name {
+						eps[j] = e
+					}
+					continue
+				}
+				byAddrPort[ap] = len(eps)
+				eps = append(eps, e)
+			}
+		}
+	}
+	sort.Slice(eps, func(i, j int) bool { return eps[i].name < eps[j].name })
+	return eps, warnings
+}
+
+// serving reports whether an endpoint takes traffic: ready (or unknown) and not terminating.
+func serving(ep *discoveryv1.Endpoint) bool {
+	c := ep.Conditions
+	return (c.Ready == nil || *c.Ready) && (c.Terminating == nil || !*c.Terminating)
+}
+
+// endpointAddr parses an endpoint address of a slice of the given type and refuses addresses that must
+// never become servers: unspecified, multicast, link-local, IPv4-mapped, zoned, and loopback unless
+// allowed. It returns the reason for a refusal, or "".
+func (t *translator) endpointAddr(s string, family discoveryv1.AddressType) (netip.Addr, string) {
+	addr, err := netip.ParseAddr(s)
+	switch {
+	case err != nil:
+		return netip.Addr{}, "not an IP address"
+	case addr.Zone() != "":
+		return netip.Addr{}, "zoned address"
+	case addr.Is4In6():
+		return netip.Addr{}, "IPv4-mapped IPv6 address"
+	case family == discoveryv1.AddressTypeIPv4 && !addr.Is4(), family == discoveryv1.AddressTypeIPv6 && !addr.Is6():
+		return netip.Addr{}, "address family does not match the EndpointSlice's addressType " + string(family)
+	case addr.IsUnspecified():
+		return netip.Addr{}, "unspecified address"
+	case addr.IsMulticast() || addr.IsInterfaceLocalMulticast() || addr.IsLinkLocalMulticast():
+		return netip.Addr{}, "multicast address"
+	case addr.IsLinkLocalUnicast():
+		return netip.Addr{}, "link-local address"
+	case addr.IsLoopback() && !t.opts.AllowLoopbackEndpoints:
+		return netip.Addr{}, "loopback address"
+	}
+	return addr, ""
+}
+
+// portSelector returns which EndpointSlice ports (name, number) a Route's spec.port selects:
+//   - nil: every port (as OpenShift does);
+//   - a number N: slice ports numbered N; if there are none, the Service port numbered N selects slice
+//     ports by its name;
+//   - a name S: slice ports named S; if there are none, the Service port whose targetPort is S (or whose
+//     name is S) selects slice ports by its name.
+//
+// When nothing matches, no port is selected.
+func portSelector(svc *corev1.Service, slices []*discoveryv1.EndpointSlice, rp *routev1.RoutePort) func(name string, port int32) bool {
+	if rp == nil {
+		return func(string, int32) bool { return true }
+	}
+	byName := func(want string) func(string, int32) bool {
+		return func(name string, _ int32) bool { return name == want }
+	}
+	none := func(string, int32) bool { return false }
+	tp := rp.TargetPort
+	if tp.Type == intstr.Int {
+		n := tp.IntVal
+		if slicesHavePort(slices, func(_ string, port int32) bool { return port == n }) {
+			return func(_ string, port int32) bool { return port == n }
+		}
+		for _, sp := range svc.Spec.Ports {
+			if sp.Port == n {
+				return byName(sp.Name)
+			}
+		}
+		return none
+	}
+	s := tp.StrVal
+	if slicesHavePort(slices, byName(s)) {
+		return byName(s)
+	}
+	for _, sp := range svc.Spec.Ports {
+		if (sp.TargetPort.Type == intstr.String && sp.TargetPort.StrVal == s) || sp.Name == s {
+			return byName(sp.Name)
+		}
+	}
+	return none
+}
+
+func slicesHavePort(slices []*discoveryv1.EndpointSlice, match func(string, int32) bool) bool {
+	for _, sl := range slices {
+		for _, p := range sl.Ports {
+			name := ""
+			if p.Name != nil {
+				name = *p.Name
+			}
+			if p.Port != nil && match(name, *p.Port) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxServerWeight is HAProxy's largest server weight.
+const maxServerWeight = 256
+
+// serverWeights returns the weight to give each server of each Service so that every Service gets its
+// share of the traffic whatever its number of endpoints.
+//
+// Service i has weight w[i] and n[i] endpoints. Its share of traffic must be w[i]/Σw (over Services
+// with endpoints), spread evenly over its n[i] servers, so each server needs a weight proportional to
+// r[i] = w[i]/n[i]. With M = max r[i], a server of Service i gets
+//
+//	max(1, round(256 · r[i] / M))
+//
+// (the Service with the largest per-server share gets 256; rounding keeps the error per server below
+// 1/512 of the largest weight; 1 is the floor so that a small but non-zero share is not lost). A
+// Service of weight 0 gets weight-0 servers; a Service without endpoints does not take part. The
+// arithmetic is done on integers: r[i]/M = w[i]·n[m] / (n[i]·w[m]).
+func serverWeights(w []int32, n []int) []int32 {
+	out := make([]int32, len(w))
+	m := -1
+	for i := range w {
+		if w[i] <= 0 || n[i] < 1 {
+			continue
+		}
+		// r[i] > r[m]  ⇔  w[i]·n[m] > w[m]·n[i]
+		if m < 0 || int64(w[i])*int64(n[m]) > int64(w[m])*int64(n[i]) {
+			m = i
+		}
+	}
+	if m < 0 {
+		return out
+	}
+	for i := range w {
+		if w[i] <= 0 || n[i] < 1 {
+			continue
+		}
+		num := int64(maxServerWeight) * int64(w[i]) * int64(n[m])
+		den := int64(n[i]) * int64(w[m])
+		x := (2*num + den) / (2 * den) // round half up
+		out[i] = int32(max(1, min(x, maxServerWeight)))
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package mapping
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// mapBuilder collects map entries. Keys follow the order-independent matching scheme: for a Route with
+// host H (or "*.D") and path P,
+//   - P "" or "/"          → prefix entry "H/"
+//   - P ends in "/"        → prefix entry "H"+P
+//   - otherwise            → exact entry "=H"+P and prefix entry "H"+P+"/"
+//
+// Only one clash is possible between admitted Routes: paths "/x" and "/x/" both give the prefix key
+// "H/x/"; the Route whose path ends in "/" owns it ("strong" entries beat "weak" ones). Otherwise
+// the first (oldest) Route keeps a key.
+type mapBuilder struct {
+	maps map[string]map[string]mapValue
+}
+
+type mapValue struct {
+	value  string
+	strong bool
+}
+
+func newMapBuilder() *mapBuilder {
+	m := &mapBuilder{maps: map[string]map[string]mapValue{}}
+	for _, name := range []string{model.MapEdgeReencrypt, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain} {
+		m.maps[name] = map[string]mapValue{}
+	}
+	return m
+}
+
+func (m *mapBuilder) add(mapName, key, value string, strong bool) {
+	entries := m.maps[mapName]
+	if old, ok := entries[key]; ok && (old.strong || !strong) {
+		return
+	}
+	entries[key] = mapValue{value: value, strong: strong}
+}
+
+// pathEntry is one host+path key of a Route.
+type pathEntry struct {
+	key    string
+	strong bool
+}
+
+// pathEntries returns the host+path keys of a host and path.
+func pathEntries(host, path string) []pathEntry {
+	switch {
+	case path == "" || path == "/":
+		return []pathEntry{{key: host + "/", strong: true}}
+	case strings.HasSuffix(path, "/"):
+		return []pathEntry{{key: host + path, strong: true}}
+	default:
+		return []pathEntry{{key: "=" + host + path, strong: true}, {key: host + path + "/"}}
+	}
+}
+
+// addRoute adds the entries of one admitted Route.
+func (m *mapBuilder) addRoute(a *admission) {
+	entries := pathEntries(a.host, a.path)
+	if a.httpReachable() {
+		for _, e := range entries {
+			m.add(model.MapHTTP, e.key, a.backendName, e.strong)
+		}
+	}
+	if a.redirects() {
+		m.add(model.MapHTTPRedirect, a.backendName, "1", true)
+	}
+	if a.terminated() {
+		for _, e := range entries {
+			m.add(model.MapEdgeReencrypt, e.key, a.backendName, e.strong)
+		}
+	}
+	if a.kind == model.KindPassthrough {
+		m.add(model.MapTCP, a.host, a.backendName, true)
+	}
+	if a.wildcard {
+		m.add(model.MapWildcardDomain, a.host, "1", true)
+	}
+}
+
+// build returns the five map files sorted by name, entries sorted by key. It first adds, for every
+// exact host terminated by an edge or reencrypt Route whose domain has a wildcard passthrough Route,
+// an os_tcp_be.map entry sending that host to be_sni, so it is terminated rather than passed through.
+func (m *mapBuilder) build(admitted []*admission) []model.MapFile {
+	tcp := m.maps[model.MapTCP]
+	for _, a := range admitted {
+		if !a.terminated() || a.wildcard || a.domain == "" {
+			continue
+		}
+		if _, ok := tcp["*."+a.domain]; ok {
+			m.add(model.MapTCP, a.host, model.SNIBackend, false)
+		}
+	}
+	names := make([]string, 0, len(m.maps))
+	for name := range m.maps {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	files := make([]model.MapFile, 0, len(names))
+	for _, name := range names {
+		entries := make([]model.MapEntry, 0, len(m.maps[name]))
+		for k, v := range m.maps[name] {
+			entries = append(entries, model.MapEntry{Key: k, Value: v.value})
+		}
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
+		files = append(files, model.MapFile{Name: name, Entries: entries})
+	}
+	return files
+}

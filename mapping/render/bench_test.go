@@ -1,0 +1,40 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// BenchmarkRender renders 10k Routes with 10 endpoints each.
+func BenchmarkRender(b *testing.B) {
+	f := newFixture(b)
+	cfg := f.model(b)
+	cfg.Backends, cfg.Routes, cfg.Certificates, cfg.CAFiles = nil, nil, nil, nil
+	var httpEntries []model.MapEntry
+	for i := range 10000 {
+		name := model.BackendName(model.KindHTTP, fmt.Sprintf("ns%d", i%100), fmt.Sprintf("route%d", i))
+		be := model.Backend{Name: name, Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", CheckInterval: "5000ms"}
+		for j := range 10 {
+			addr := fmt.Sprintf("10.%d.%d.%d", i/256%256, i%256, j+1)
+			be.Servers = append(be.Servers, model.Server{
+				Name: fmt.Sprintf("pod:p%d:svc:http:%s:8080", j, addr), Addr: addr, Port: 8080, Weight: 256, State: model.StateReady,
+			})
+		}
+		cfg.Backends = append(cfg.Backends, be)
+		httpEntries = append(httpEntries, model.MapEntry{Key: fmt.Sprintf("host%d.example.com/", i), Value: name})
+	}
+	sort.Slice(cfg.Backends, func(i, j int) bool { return cfg.Backends[i].Name < cfg.Backends[j].Name })
+	sort.Slice(httpEntries, func(i, j int) bool { return httpEntries[i].Key < httpEntries[j].Key })
+	cfg.Maps = []model.MapFile{{Name: model.MapHTTP, Entries: httpEntries}}
+	opts := Options{Dir: testDir, DefaultCertificatePEM: []byte(f.ca.issue(b, "default.invalid"))}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Render(cfg, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,172 @@
+package render
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// Default file and socket names under the HAProxy directory.
+const (
+	confDir         = "conf"
+	certDir         = "router/certs"
+	caDir           = "router/cacerts"
+	runDir          = "run"
+	configFile      = "haproxy.cfg"
+	defaultCertFile = "default_pub_keys.pem"
+	adminSocketFile = "haproxy.sock"
+	sniSocketFile   = "haproxy-sni.sock"
+	noSNISocketFile = "haproxy-no-sni.sock"
+	unixPrefix      = "unix@"
+)
+
+// standardMaps are the map files the default layout always references; they are rendered (empty if
+// the model has no entries for them) even when the model omits them.
+var standardMaps = []string{
+	model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain,
+}
+
+// Data is the value haproxy.cfg templates are executed with. Custom templates (TEMPLATE_FILE) read the
+// same fields the default template does.
+//
+// Every string in Config that reaches the default template has been checked before execution: names
+// and values contain no whitespace, quotes, '#', '\', '$' or "%[" (see Render), so they may be written
+// unquoted. Values a custom template obtains elsewhere (env) are not checked.
+type Data struct {
+	// Config is the desired state being rendered. Templates must treat it as read-only. Frontends
+	// are in rendering order; maps, backends, servers, certificates and CA files are sorted by name.
+	Config *model.Config
+	// Dir is the absolute HAProxy directory (Options.Dir, cleaned).
+	Dir string
+	// Paths are the absolute paths of every file and socket the configuration refers to.
+	Paths Paths
+}
+
+// Paths are absolute paths under Data.Dir.
+type Paths struct {
+	// Config is the rendered configuration: Dir/conf/haproxy.cfg.
+	Config string
+	// ConfDir is Dir/conf; the map files, the crt-list and the default certificate live there.
+	ConfDir string
+	// Maps holds the path of every rendered map file by name (the model's maps plus the five
+	// standard ones); the mapPath function looks names up here and fails on unknown ones.
+	Maps map[string]string
+	// HTTPMap, EdgeReencryptMap, RedirectMap, TCPMap and WildcardDomainMap are the standard maps
+	// (model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP,
+	// model.MapWildcardDomain).
+	HTTPMap           string
+	EdgeReencryptMap  string
+	RedirectMap       string
+	TCPMap            string
+	WildcardDomainMap string
+	// CertList is the crt-list of the TLS-terminating frontends: Dir/conf/cert_config.map.
+	CertList string
+	// DefaultCertificate is served when no crt-list entry matches: Dir/conf/<Settings.DefaultCertificate>
+	// (default_pub_keys.pem when the setting is empty).
+	DefaultCertificate string
+	// CertDir (Dir/router/certs) holds the Routes' certificates, CADir (Dir/router/cacerts) the CA
+	// bundles that verify reencrypt backends.
+	CertDir string
+	CADir   string
+	// RunDir (Dir/run) holds the sockets.
+	RunDir string
+	// AdminSocket is the runtime API socket: Dir/run/haproxy.sock.
+	AdminSocket string
+	// SNISocket and NoSNISocket are the unix sockets fe_sni and fe_no_sni listen on, taken from their
+	// frontends' binds when those are unix sockets (else Dir/run/haproxy-sni.sock and
+	// Dir/run/haproxy-no-sni.sock). be_sni and be_no_sni connect to them.
+	SNISocket   string
+	NoSNISocket string
+}
+
+// Frontend returns the frontend with the given name, or nil.
+func (d *Data) Frontend(name string) *model.Frontend {
+	for i := range d.Config.Frontends {
+		if d.Config.Frontends[i].Name == name {
+			return &d.Config.Frontends[i]
+		}
+	}
+	return nil
+}
+
+// newData builds the template data for cfg rendered under dir (absolute and clean).
+func newData(cfg *model.Config, dir string) (*Data, error) {
+	conf := path.Join(dir, confDir)
+	defCert := cfg.Settings.DefaultCertificate
+	if defCert == "" {
+		defCert = defaultCertFile
+	}
+	p := Paths{
+		Config:             path.Join(conf, configFile),
+		ConfDir:            conf,
+		Maps:               map[string]string{},
+		HTTPMap:            path.Join(conf, model.MapHTTP),
+		EdgeReencryptMap:   path.Join(conf, model.MapEdgeReencrypt),
+		RedirectMap:        path.Join(conf, model.MapHTTPRedirect),
+		TCPMap:             path.Join(conf, model.MapTCP),
+		WildcardDomainMap:  path.Join(conf, model.MapWildcardDomain),
+		CertList:           path.Join(conf, model.CertList),
+		DefaultCertificate: path.Join(conf, defCert),
+		CertDir:            path.Join(dir, certDir),
+		CADir:              path.Join(dir, caDir),
+		RunDir:             path.Join(dir, runDir),
+		AdminSocket:        path.Join(dir, runDir, adminSocketFile),
+		SNISocket:          path.Join(dir, runDir, sniSocketFile),
+		NoSNISocket:        path.Join(dir, runDir, noSNISocketFile),
+	}
+	for _, name := range standardMaps {
+		p.Maps[name] = path.Join(conf, name)
+	}
+	for _, m := range cfg.Maps {
+		p.Maps[m.Name] = path.Join(conf, m.Name)
+	}
+	for _, f := range cfg.Frontends {
+		if !strings.HasPrefix(f.Bind, unixPrefix) {
+			continue
+		}
+		sock, err := resolveBind(dir, f.Bind)
+		if err != nil {
+			return nil, fmt.Errorf("frontend %q: %w", f.Name, err)
+		}
+		switch f.Name {
+		case model.FrontendSNI:
+			p.SNISocket = strings.TrimPrefix(sock, unixPrefix)
+		case model.FrontendNoSNI:
+			p.NoSNISocket = strings.TrimPrefix(sock, unixPrefix)
+		}
+	}
+	for _, s := range []string{p.AdminSocket, p.SNISocket, p.NoSNISocket} {
+		if len(s) > maxSocketPath {
+			return nil, fmt.Errorf("socket path %q is longer than %d bytes", s, maxSocketPath)
+		}
+	}
+	return &Data{Config: cfg, Dir: dir, Paths: p}, nil
+}
+
+// resolveBind returns a bind address with a relative unix socket path made absolute under dir
+// ("unix@run/x.sock" → "unix@<dir>/run/x.sock"); other addresses are returned as they are. The result
+// is checked to be one safe config word, and a relative socket path must stay under dir.
+func resolveBind(dir, bind string) (string, error) {
+	if err := checkWord("bind", bind); err != nil {
+		return "", err
+	}
+	sock, ok := strings.CutPrefix(bind, unixPrefix)
+	if !ok {
+		return bind, nil
+	}
+	if sock == "" || strings.HasSuffix(sock, "/") {
+		return "", fmt.Errorf("bind %q: no socket file name", bind)
+	}
+	if !strings.HasPrefix(sock, "/") {
+		sock = path.Join(dir, sock)
+		if !strings.HasPrefix(sock, dir+"/") && !(dir == "/" && sock != "/") {
+			return "", fmt.Errorf("bind %q: socket path leaves the HAProxy directory", bind)
+		}
+	}
+	if len(sock) > maxSocketPath {
+		return "", fmt.Errorf("bind %q: socket path %q is longer than %d bytes", bind, sock, maxSocketPath)
+	}
+	return unixPrefix + sock, nil
+}

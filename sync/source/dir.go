@@ -1,0 +1,154 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/haroute/haroute/mapping"
+)
+
+// LoadDir reads every *.yaml, *.yml and *.json file under dir (recursively, in lexical order, skipping
+// files and directories whose names start with "."), decodes each with mapping.DecodeManifests and
+// merges them into one Input in that order. Symbolic links to files are read (a mounted ConfigMap is
+// made of them); links to directories are not followed. An object defined twice (same kind, namespace
+// and name) is an error naming both files.
+func LoadDir(dir string) (mapping.Input, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return mapping.Input{}, fmt.Errorf("manifests: %w", err)
+	}
+	if !st.IsDir() {
+		return mapping.Input{}, fmt.Errorf("manifests: %s is not a directory", dir)
+	}
+	files, err := manifestFiles(dir)
+	if err != nil {
+		return mapping.Input{}, err
+	}
+	var in mapping.Input
+	seen := newObjectIndex()
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return mapping.Input{}, fmt.Errorf("reading manifests: %w", err)
+		}
+		part, err := mapping.DecodeManifests(path, data)
+		if err != nil {
+			return mapping.Input{}, err
+		}
+		seen.add(path, part)
+		in.Routes = append(in.Routes, part.Routes...)
+		in.Services = append(in.Services, part.Services...)
+		in.EndpointSlices = append(in.EndpointSlices, part.EndpointSlices...)
+		in.Namespaces = append(in.Namespaces, part.Namespaces...)
+		in.Secrets = append(in.Secrets, part.Secrets...)
+	}
+	if err := seen.err(); err != nil {
+		return mapping.Input{}, err
+	}
+	return in, nil
+}
+
+// manifestFiles lists the manifest files under dir in lexical order.
+func manifestFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("listing manifests: %w", err)
+		}
+		if path == dir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !isManifest(d.Name()) {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(path)
+			if err != nil {
+				return fmt.Errorf("listing manifests: %w", err)
+			}
+			if !st.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		files = append(files, path)
+		return nil
+	})
+	return files, err
+}
+
+// isManifest reports whether a file name ends in .yaml, .yml or .json (in any case).
+func isManifest(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// objectIndex remembers where each object was defined, to report duplicates.
+type objectIndex struct {
+	where map[string]string
+	dups  []string
+}
+
+func newObjectIndex() *objectIndex {
+	return &objectIndex{where: map[string]string{}}
+}
+
+func (x *objectIndex) add(path string, in mapping.Input) {
+	for _, r := range in.Routes {
+		x.note(path, "Route", r.Namespace, r.Name)
+	}
+	for _, s := range in.Services {
+		x.note(path, "Service", s.Namespace, s.Name)
+	}
+	for _, s := range in.EndpointSlices {
+		x.note(path, "EndpointSlice", s.Namespace, s.Name)
+	}
+	for _, n := range in.Namespaces {
+		x.note(path, "Namespace", "", n.Name)
+	}
+	for _, s := range in.Secrets {
+		x.note(path, "Secret", s.Namespace, s.Name)
+	}
+}
+
+func (x *objectIndex) note(path, kind, namespace, name string) {
+	id := kind + " " + name
+	if namespace != "" {
+		id = kind + " " + namespace + "/" + name
+	}
+	prev, ok := x.where[id]
+	switch {
+	case !ok:
+		x.where[id] = path
+	case prev == path:
+		x.dups = append(x.dups, fmt.Sprintf("%s is defined twice in %s", id, path))
+	default:
+		x.dups = append(x.dups, fmt.Sprintf("%s is defined in both %s and %s", id, prev, path))
+	}
+}
+
+// err reports the first duplicate and how many more there are, on one line.
+func (x *objectIndex) err() error {
+	switch len(x.dups) {
+	case 0:
+		return nil
+	case 1:
+		return errors.New(x.dups[0])
+	default:
+		return fmt.Errorf("%s (and %d more duplicate objects)", x.dups[0], len(x.dups)-1)
+	}
+}
