@@ -146,6 +146,13 @@ func parseAnnotations(a *admission, ann map[string]string, opts Options) (backen
 	if passthrough {
 		def = opts.TCPBalanceScheme
 	}
+	// Like OpenShift, a Route split across several Services defaults to roundrobin: the weights are
+	// its point, and `balance random` (two random draws, the less loaded wins) and leastconn follow
+	// load rather than weights under concurrency. haroute counts the Services the Route lists, not
+	// those with a non-zero weight, so that a weight change never changes the balance algorithm.
+	if len(a.services) > 1 {
+		def = "roundrobin"
+	}
 	o.balance = p.oneOf(AnnotationBalance, def, "roundrobin", "leastconn", "source", "random")
 	o.timeoutServer = p.timeout(AnnotationTimeout, "")
 	o.timeoutTunnel = p.timeout(AnnotationTimeoutTunnel, "")

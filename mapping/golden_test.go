@@ -2,7 +2,9 @@ package mapping_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +15,11 @@ import (
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/mappingtest"
 	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/render"
 )
+
+// goldenDir is the HAProxy directory the rendered goldens are made for (the sidecar default).
+const goldenDir = "/var/lib/haproxy"
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
@@ -27,7 +33,9 @@ type goldenResult struct {
 }
 
 // TestGolden translates every testdata/cases/*.yaml and compares the model and problems with
-// testdata/golden/<case>.model.yaml (go test ./mapping -run TestGolden -update rewrites them).
+// testdata/golden/<case>.model.yaml, and the rendered files with testdata/golden/<case>.render.txt
+// (go test ./mapping -run TestGolden -update rewrites them). e2e/traffic checks every case's render
+// with the real haproxy -c.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "cases", "*.yaml"))
 	if err != nil {
@@ -55,25 +63,72 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "golden", name+".model.yaml")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
+			compareGolden(t, filepath.Join("testdata", "golden", name+".model.yaml"), got)
+
+			files, err := render.Render(cfg, render.Options{Dir: goldenDir, DefaultCertificatePEM: defaultCertPEM(t)})
 			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
+				t.Fatalf("Render: %v", err)
 			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the translation (run with -update to accept):\n%s", golden, lineDiff(string(want), string(got)))
+			again, err := render.Render(cfg, render.Options{Dir: goldenDir, DefaultCertificatePEM: defaultCertPEM(t)})
+			if err != nil || !bytes.Equal(renderDigest(files), renderDigest(again)) {
+				t.Fatalf("rendering the same model twice gave different files (err %v)", err)
 			}
+			compareGolden(t, filepath.Join("testdata", "golden", name+".render.txt"), renderDigest(files))
 		})
 	}
+}
+
+// compareGolden compares got with the golden file, or rewrites it under -update.
+func compareGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs (run with -update to accept):\n%s", golden, lineDiff(string(want), string(got)))
+	}
+}
+
+// renderDigest lays the rendered files out as one readable text: each file under a "==> path" header,
+// in full, except PEM files, which are summarised by size and SHA-256 (their content is the model's).
+func renderDigest(files []render.File) []byte {
+	var b bytes.Buffer
+	for _, f := range files {
+		fmt.Fprintf(&b, "==> %s\n", f.Path)
+		if strings.HasSuffix(f.Path, ".pem") {
+			fmt.Fprintf(&b, "(%d bytes, sha256 %x)\n", len(f.Data), sha256.Sum256(f.Data))
+			continue
+		}
+		b.Write(f.Data)
+		if len(f.Data) > 0 && f.Data[len(f.Data)-1] != '\n' {
+			b.WriteString("\n")
+		}
+	}
+	return b.Bytes()
+}
+
+// defaultCertPEM is the fixed default certificate of the rendered goldens.
+func defaultCertPEM(t *testing.T) []byte {
+	t.Helper()
+	var pemData []byte
+	for _, f := range []string{"example.crt", "example.key"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "certs", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pemData = append(pemData, b...)
+	}
+	return pemData
 }
 
 // lineDiff shows the first lines where want and got differ, with a little context.

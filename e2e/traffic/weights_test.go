@@ -18,12 +18,11 @@ const (
 )
 
 // TestWeights checks that each Service of a Route gets its weight's share of the requests whatever
-// its number of endpoints, and that a weight-0 Service gets none.
-//
-// With the default balance (random) the requests are sent one at a time: HAProxy's `balance random`
-// draws two servers and takes the less loaded one, so under concurrent load it evens out the load
-// rather than following the weights (measured: 61 % instead of 70 % with 4 parallel clients).
-// Weights under concurrency are checked with `balance roundrobin`.
+// its number of endpoints, and that a weight-0 Service gets none, under concurrent clients. A Route
+// split across Services defaults to roundrobin (as in OpenShift): HAProxy's `balance random` draws two
+// servers and takes the less loaded one, so under concurrency it evens out load instead of following
+// the weights (measured here: 61 % instead of 70 % with 4 parallel clients). An explicit balance
+// annotation still wins; with random, the shares hold for sequential requests.
 func TestWeights(t *testing.T) {
 	f := newFixture(t)
 	a := testbed.StartHTTPBackend(t, "127.0.0.2", "a0")
@@ -35,8 +34,8 @@ func TestWeights(t *testing.T) {
 	f.m.Service("w", "a", a).Service("w", "b", bs...).Service("w", "z", zero)
 	split := []testbed.RouteOption{testbed.Weight(70), testbed.Alternate("b", 30), testbed.Alternate("z", 0)}
 	f.m.Route("w", "split", "split.example.com", "", "a", split...)
-	f.m.Route("w", "split-rr", "split-rr.example.com", "", "a",
-		append(split, testbed.Annotate("haproxy.router.openshift.io/balance", "roundrobin"))...)
+	f.m.Route("w", "split-random", "split-random.example.com", "", "a",
+		append(split, testbed.Annotate("haproxy.router.openshift.io/balance", "random"))...)
 	r := f.start(t)
 
 	for _, tc := range []struct {
@@ -44,8 +43,8 @@ func TestWeights(t *testing.T) {
 		url     string
 		workers int
 	}{
-		{"default balance, sequential", "http://split.example.com/w", 1},
-		{"roundrobin, 4 parallel clients", "http://split-rr.example.com/w", 4},
+		{"default balance, 4 parallel clients", "http://split.example.com/w", 4},
+		{"balance random, sequential", "http://split-random.example.com/w", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			counts, errs := fire(r.Client, tc.url, weightRequests, tc.workers)
