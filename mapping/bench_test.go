@@ -2,9 +2,14 @@ package mapping
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/haroute/haroute/mapping/render"
 )
 
 // benchInput returns routes Routes, each with its own Service and one EndpointSlice of perRoute
@@ -60,4 +65,45 @@ func TestBenchInputTranslates(t *testing.T) {
 	if servers != 2000 {
 		t.Fatalf("%d servers, want 2000", servers)
 	}
+}
+
+// BenchmarkTranslateRender is the whole pure pipeline at 10k Routes / 100k endpoints: Translate, then
+// Render with the default template. Besides time and allocations it reports the process's peak RSS
+// (input, model and files included), the figure to compare with the 500 MB budget.
+func BenchmarkTranslateRender(b *testing.B) {
+	in := benchInput(10000, 10)
+	opts := DefaultOptions()
+	cert := benchDefaultCert(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var size int
+	for b.Loop() {
+		cfg, _ := Translate(in, opts)
+		files, err := render.Render(cfg, render.Options{Dir: "/var/lib/haproxy", DefaultCertificatePEM: cert})
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = 0
+		for _, f := range files {
+			size += len(f.Data)
+		}
+	}
+	b.StopTimer()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+	}
+	b.ReportMetric(float64(size)/(1<<20), "files-MB")
+}
+
+func benchDefaultCert(b *testing.B) []byte {
+	var pemData []byte
+	for _, f := range []string{"example.crt", "example.key"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "certs", f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		pemData = append(pemData, data...)
+	}
+	return pemData
 }

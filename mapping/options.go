@@ -18,7 +18,7 @@ type Options struct {
 	HTTPPort             int            // ROUTER_SERVICE_HTTP_PORT
 	HTTPSPort            int            // ROUTER_SERVICE_HTTPS_PORT
 	BindAddress          string         // ROUTER_BIND_ADDRESS (haroute's; empty: all addresses)
-	MaxConnections       int            // ROUTER_MAX_CONNECTIONS
+	MaxConnections       int            // ROUTER_MAX_CONNECTIONS; 0 ("auto"): HAProxy sizes it from its fd limit
 	Threads              int            // ROUTER_THREADS
 	LoadBalanceAlgorithm string         // ROUTER_LOAD_BALANCE_ALGORITHM
 	TCPBalanceScheme     string         // ROUTER_TCP_BALANCE_SCHEME
@@ -144,7 +144,11 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	integer("ROUTER_SERVICE_HTTP_PORT", &o.HTTPPort, 1, 65535)
 	integer("ROUTER_SERVICE_HTTPS_PORT", &o.HTTPSPort, 1, 65535)
 	str("ROUTER_BIND_ADDRESS", &o.BindAddress)
-	integer("ROUTER_MAX_CONNECTIONS", &o.MaxConnections, 1, 10000000)
+	if v := strings.TrimSpace(getenv("ROUTER_MAX_CONNECTIONS")); strings.EqualFold(v, "auto") {
+		o.MaxConnections = 0
+	} else {
+		integer("ROUTER_MAX_CONNECTIONS", &o.MaxConnections, 1, 10000000)
+	}
 	integer("ROUTER_THREADS", &o.Threads, 1, 4096)
 	str("ROUTER_LOAD_BALANCE_ALGORITHM", &o.LoadBalanceAlgorithm)
 	str("ROUTER_TCP_BALANCE_SCHEME", &o.TCPBalanceScheme)

@@ -170,6 +170,7 @@ func (a *app) render(f renderFlags, changed func(string) bool) error {
 		return err
 	}
 
+	warnFDLimit(a.log, s.opts.MaxConnections)
 	cfg, problems := mapping.Translate(in, s.opts)
 	rejected := a.reportProblems(problems)
 	files, err := render.Render(cfg, render.Options{

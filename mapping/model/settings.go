@@ -9,7 +9,8 @@ type Settings struct {
 	HTTPSPort int `json:"httpsPort" yaml:"httpsPort"`
 	// BindAddress is the address the public listeners bind to; empty means all.
 	BindAddress string `json:"bindAddress,omitempty" yaml:"bindAddress,omitempty"`
-	// MaxConnections is global and default maxconn (ROUTER_MAX_CONNECTIONS).
+	// MaxConnections is global and default maxconn (ROUTER_MAX_CONNECTIONS); 0 ("auto") renders no
+	// maxconn, so HAProxy derives it from its file-descriptor limit.
 	MaxConnections int `json:"maxConnections" yaml:"maxConnections"`
 	// Threads is nbthread (ROUTER_THREADS); 0 leaves HAProxy's default.
 	Threads int `json:"threads,omitempty" yaml:"threads,omitempty"`

@@ -1,0 +1,82 @@
+package mapping_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/haroute/haroute/mapping"
+)
+
+func envOf(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+
+func TestFromEnvDefaults(t *testing.T) {
+	o, err := mapping.FromEnv(envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mapping.DefaultOptions()
+	if o.HTTPPort != 80 || o.HTTPSPort != 443 || o.MaxConnections != 50000 || o.LoadBalanceAlgorithm != "random" ||
+		o.TCPBalanceScheme != "source" || o.Timeouts != d.Timeouts || o.RouteLabels != nil || o.AllowWildcardRoutes {
+		t.Fatalf("defaults differ from OpenShift's: %+v", o)
+	}
+}
+
+func TestFromEnvOverrides(t *testing.T) {
+	o, err := mapping.FromEnv(envOf(map[string]string{
+		"ROUTER_SERVICE_HTTP_PORT":                 "8080",
+		"ROUTER_MAX_CONNECTIONS":                   "auto",
+		"ROUTER_LOAD_BALANCE_ALGORITHM":            "leastconn",
+		"ROUTER_DEFAULT_SERVER_TIMEOUT":            "90",
+		"ROUTE_LABELS":                             "shard in (a,b)",
+		"ROUTER_ALLOW_WILDCARD_ROUTES":             "true",
+		"ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK": "1",
+		"ROUTER_DENIED_DOMAINS":                    " Bad.example.com , ,evil.test",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.HTTPPort != 8080 || o.MaxConnections != 0 || o.LoadBalanceAlgorithm != "leastconn" || o.Timeouts.Server != "90ms" ||
+		!o.AllowWildcardRoutes || !o.DisableNamespaceOwnershipCheck {
+		t.Fatalf("overrides not applied: %+v", o)
+	}
+	if got := strings.Join(o.DeniedDomains, ","); got != "bad.example.com,evil.test" {
+		t.Errorf("denied domains = %q", got)
+	}
+	if o.RouteLabels == nil || o.RouteLabels.String() != "shard in (a,b)" {
+		t.Errorf("route labels = %v", o.RouteLabels)
+	}
+}
+
+func TestFromEnvRejectsEveryMalformedValue(t *testing.T) {
+	_, err := mapping.FromEnv(envOf(map[string]string{
+		"ROUTER_SERVICE_HTTP_PORT":      "80a",
+		"ROUTER_MAX_CONNECTIONS":        "-1",
+		"ROUTER_LOAD_BALANCE_ALGORITHM": "static-rr",
+		"ROUTER_DEFAULT_SERVER_TIMEOUT": "30 s",
+		"ROUTE_LABELS":                  "a in (",
+		"ROUTER_ALLOW_WILDCARD_ROUTES":  "yes please",
+		"DEFAULT_DESTINATION_CA_PATH":   "relative/ca.pem",
+	}))
+	if err == nil {
+		t.Fatal("malformed settings were accepted")
+	}
+	for _, name := range []string{"ROUTER_SERVICE_HTTP_PORT", "ROUTER_MAX_CONNECTIONS", "static-rr", "ROUTER_DEFAULT_SERVER_TIMEOUT",
+		"ROUTE_LABELS", "ROUTER_ALLOW_WILDCARD_ROUTES", "relative/ca.pem"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not mention %s: %v", name, err)
+		}
+	}
+}
+
+func TestParseTimeout(t *testing.T) {
+	for in, want := range map[string]string{"5": "5ms", "5000ms": "5000ms", "30s": "30s", "2m": "2m", "1h": "1h", "24d": "24d", "10us": "10us"} {
+		if got, ok := mapping.ParseTimeout(in); !ok || got != want {
+			t.Errorf("ParseTimeout(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"", "s", "-5s", "5 s", "5sec", "1.5s", "25d", "99999999999999", "5s;", "${HOME}", "%[env(HOME)]"} {
+		if got, ok := mapping.ParseTimeout(in); ok {
+			t.Errorf("ParseTimeout(%q) accepted as %q", in, got)
+		}
+	}
+}
