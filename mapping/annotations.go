@@ -1,15 +1,11 @@
 package mapping
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
-
-	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/mapping/model"
 )
@@ -39,8 +35,6 @@ const (
 const (
 	maxAllowlistEntries          = 1000
 	maxAnnotationInt             = 1000000
-	cookieKeyPrefix              = "haroute:"
-	defaultCookieNameBytes       = 16
 	rewriteTargetExtraCharacters = "-._~/!$&()*+,;=:@%"
 	hstsMaxAgeMaxDigits          = 10
 	maxCookieNameLength          = 64
@@ -246,8 +240,7 @@ func (p *annotationParser) rateLimit(passthrough bool) *model.RateLimit {
 // name is derived from the backend name, so it is stable and reveals nothing about the Route.
 func (p *annotationParser) cookie(a *admission) *model.Cookie {
 	disabled := p.boolean(AnnotationDisableCookies)
-	sum := sha256.Sum256([]byte(a.backendName))
-	name := hex.EncodeToString(sum[:defaultCookieNameBytes])
+	name := model.DefaultCookieName(a.backendName)
 	if v, ok := p.get(AnnotationCookieName); ok {
 		if validCookieName(v) {
 			name = v
@@ -255,16 +248,17 @@ func (p *annotationParser) cookie(a *admission) *model.Cookie {
 			p.fail(AnnotationCookieName, "want 1-64 characters from A-Z, a-z, 0-9, '_' and '-'")
 		}
 	}
-	secure := a.terminated() && a.policy != routev1.InsecureEdgeTerminationPolicyAllow
+	// Secure on every TLS-terminated Route, whatever its insecure policy: the cookie never travels in
+	// clear, and flipping the policy stays a map change (no backend option changes, no reload).
+	secure := a.terminated()
 	sameSite := p.oneOf(AnnotationCookieSameSite, "", "Lax", "Strict", "None")
 	if disabled {
 		return nil
 	}
 	if sameSite == "None" && !secure {
-		p.fail(AnnotationCookieSameSite, "SameSite=None needs a Secure cookie: an edge or reencrypt route whose insecureEdgeTerminationPolicy is not Allow")
+		p.fail(AnnotationCookieSameSite, "SameSite=None needs a Secure cookie: only edge and reencrypt routes have one")
 	}
-	key := sha256.Sum256([]byte(cookieKeyPrefix + a.backendName))
-	return &model.Cookie{Name: name, Key: hex.EncodeToString(key[:]), Secure: secure, SameSite: sameSite}
+	return &model.Cookie{Name: name, Key: model.DefaultCookieKey(a.backendName), Secure: secure, SameSite: sameSite}
 }
 
 // hsts parses hsts_header: "max-age=<digits>" with optional includeSubDomains and preload, separated

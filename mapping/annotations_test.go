@@ -114,9 +114,9 @@ func TestAnnotationsValid(t *testing.T) {
 				t.Errorf("got %+v, want %+v", b.Cookie, want)
 			}
 		}},
-		{"cookie not secure with Allow", map[string]string{AnnotationCookieName: "SID_1-x", AnnotationCookieSameSite: "Strict"}, edgeAllow,
+		{"cookie secure also with Allow", map[string]string{AnnotationCookieName: "SID_1-x", AnnotationCookieSameSite: "Strict"}, edgeAllow,
 			func(t *testing.T, b *model.Backend) {
-				if b.Cookie == nil || b.Cookie.Secure || b.Cookie.Name != "SID_1-x" || b.Cookie.SameSite != "Strict" {
+				if b.Cookie == nil || !b.Cookie.Secure || b.Cookie.Name != "SID_1-x" || b.Cookie.SameSite != "Strict" {
 					t.Errorf("got %+v", b.Cookie)
 				}
 			}},
@@ -212,7 +212,6 @@ func TestAnnotationsInvalid(t *testing.T) {
 		{AnnotationCookieName, []string{"", "a b", "a;b", "a=b", strings.Repeat("a", 65), "é"}, nil},
 		{AnnotationCookieSameSite, []string{"lax", "none", "Secure", ""}, nil},
 		{AnnotationCookieSameSite, []string{"None"}, nil},       // not TLS
-		{AnnotationCookieSameSite, []string{"None"}, edgeAllow}, // not Secure
 		{AnnotationHSTS, []string{"", "includeSubDomains", "max-age=", "max-age=abc", "max-age=1;max-age=2", "max-age=1;preload;preload",
 			"max-age=1;report-uri=x", "max-age=1;", "max-age=12345678901", "max-age = 1"}, edge},
 		{AnnotationForwardedHeaders, []string{"Append", "drop"}, nil},

@@ -27,6 +27,7 @@ type Options struct {
 	ForwardedHeaders     string         // ROUTER_SET_FORWARDED_HEADERS
 	BufSize              int            // ROUTER_BUF_SIZE
 	HardStopAfter        string         // ROUTER_HARD_STOP_AFTER
+	SparePoolSize        int            // HAROUTE_SPARE_BACKENDS: spare backends per kind and balance variant
 
 	// RouteLabels and NamespaceLabels shard Routes (ROUTE_LABELS, NAMESPACE_LABELS); nil selects all.
 	RouteLabels     labels.Selector
@@ -71,6 +72,7 @@ func DefaultOptions() Options {
 		CheckInterval:    "5000ms",
 		ForwardedHeaders: "append",
 		BufSize:          32768,
+		SparePoolSize:    10,
 	}
 }
 
@@ -165,6 +167,7 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	str("ROUTER_SET_FORWARDED_HEADERS", &o.ForwardedHeaders)
 	integer("ROUTER_BUF_SIZE", &o.BufSize, 16384, 1<<20)
 	duration("ROUTER_HARD_STOP_AFTER", &o.HardStopAfter)
+	integer("HAROUTE_SPARE_BACKENDS", &o.SparePoolSize, 0, 1000)
 	selector("ROUTE_LABELS", &o.RouteLabels)
 	selector("NAMESPACE_LABELS", &o.NamespaceLabels)
 	boolean("ROUTER_ALLOW_WILDCARD_ROUTES", &o.AllowWildcardRoutes)

@@ -235,6 +235,7 @@ func (t *translator) settings() model.Settings {
 		DefaultCertificate:   DefaultCertificateName,
 		BufSize:              o.BufSize,
 		HardStopAfter:        o.HardStopAfter,
+		SparePoolSize:        o.SparePoolSize,
 	}
 }
 

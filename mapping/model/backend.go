@@ -1,5 +1,7 @@
 package model
 
+import "fmt"
+
 // BackendKind says which kind of Route a backend serves; it fixes the name prefix and the TLS handling.
 type BackendKind string
 
@@ -34,6 +36,16 @@ func (k BackendKind) Mode() Mode {
 	return ModeHTTP
 }
 
+// SpareNamespace stands in the namespace position of spare backend names. It cannot be a
+// Kubernetes namespace (those are DNS-1123 labels), so spares never collide with Routes.
+const SpareNamespace = "_spare"
+
+// SpareBackendName returns the name of spare number i of the kind and balance algorithm, e.g.
+// "be_http:_spare:random-03".
+func SpareBackendName(k BackendKind, balance string, i int) string {
+	return fmt.Sprintf("%s:%s:%s-%02d", k.Prefix(), SpareNamespace, balance, i)
+}
+
 // BackendName returns OpenShift's backend name, e.g. "be_http:ns:route".
 func BackendName(k BackendKind, namespace, route string) string {
 	return k.Prefix() + ":" + namespace + ":" + route
@@ -44,8 +56,16 @@ type Backend struct {
 	Name string      `json:"name" yaml:"name"`
 	Kind BackendKind `json:"kind" yaml:"kind"`
 	Mode Mode        `json:"mode" yaml:"mode"`
-	// Route names the Route ("<ns>/<name>") the backend serves.
+	// Route names the Route ("<ns>/<name>") the backend serves; empty for a free spare or a retired
+	// backend.
 	Route string `json:"route" yaml:"route"`
+	// Spare marks a backend of the spare pool (named by SpareBackendName): rendered empty with default
+	// options so that a new Route can claim it at runtime through map updates. A claimed spare keeps
+	// its name and gets Route set until the next reload renames it.
+	Spare bool `json:"spare,omitempty" yaml:"spare,omitempty"`
+	// Retired marks a backend whose Route went away at runtime: no map entry points to it and it has
+	// no servers; the next reload drops it (HAProxy cannot delete a backend at runtime).
+	Retired bool `json:"retired,omitempty" yaml:"retired,omitempty"`
 	// Balance is the load-balancing algorithm: roundrobin, leastconn, random or source. Every value
 	// accepts servers added at runtime (source is rendered with hash-type consistent).
 	Balance string `json:"balance" yaml:"balance"`

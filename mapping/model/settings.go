@@ -29,6 +29,9 @@ type Settings struct {
 	DefaultCertificate string `json:"defaultCertificate" yaml:"defaultCertificate"`
 	// BufSize is tune.bufsize; runtime map payloads are chunked below it.
 	BufSize int `json:"bufSize" yaml:"bufSize"`
+	// SparePoolSize is the number of spare backends kept per kind and balance variant, so that new
+	// Routes are served without a reload (HAROUTE_SPARE_BACKENDS).
+	SparePoolSize int `json:"sparePoolSize" yaml:"sparePoolSize"`
 	// HardStopAfter bounds how long an old worker may live after a reload (ROUTER_HARD_STOP_AFTER).
 	HardStopAfter string `json:"hardStopAfter,omitempty" yaml:"hardStopAfter,omitempty"`
 }
