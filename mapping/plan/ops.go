@@ -1,0 +1,140 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// Op is one runtime operation. The concrete types below are the only ones; runtime/apply turns each
+// into HAProxy CLI commands and checks every reply.
+type Op interface {
+	// String describes the operation for logs.
+	String() string
+	isOp()
+}
+
+// AddServer adds a server to a backend, in maintenance, with the options the backend renders for its
+// servers (Backend is a copy of the backend as in Next, for its check interval, maxconn and TLS). A
+// new server is then enabled by EnableHealth and SetServerState ready, as separate ops.
+type AddServer struct {
+	Backend model.Backend
+	Server  model.Server
+}
+
+// DelServer removes a server. The plan always puts it in maint first (SetServerState); HAProxy refuses
+// while connections are attached, and the caller keeps it in maint and retries later.
+type DelServer struct{ Backend, Server string }
+
+// SetServerWeight changes a server's weight (0-256).
+type SetServerWeight struct {
+	Backend, Server string
+	Weight          int32
+}
+
+// SetServerState changes a server's administrative state (ready, drain, maint).
+type SetServerState struct {
+	Backend, Server string
+	State           model.ServerState
+}
+
+// EnableHealth starts the health checks of a server added at runtime.
+type EnableHealth struct{ Backend, Server string }
+
+// EnableDynamicCookie makes HAProxy compute the dynamic cookies of servers added at runtime (2.6 gives
+// them none until this is sent).
+type EnableDynamicCookie struct{ Backend string }
+
+// AddMapEntry adds a key that is not in the map.
+type AddMapEntry struct{ Map, Key, Value string }
+
+// SetMapEntry changes the value of a key that is in the map (atomic for that key).
+type SetMapEntry struct{ Map, Key, Value string }
+
+// DelMapEntry removes a key from the map.
+type DelMapEntry struct{ Map, Key string }
+
+// ReplaceMap replaces a map's whole content atomically (prepare map, add map @ver in chunks, commit
+// map): for large changes where many single edits would cost more.
+type ReplaceMap struct {
+	Map     string
+	Entries []model.MapEntry
+}
+
+// SetCertificate stores a certificate: new ssl cert when New, then set ssl cert + commit ssl cert.
+type SetCertificate struct {
+	Cert model.Certificate
+	New  bool
+}
+
+// AddCrtListEntry adds the certificate's line (ALPN, SNI filter) to the crt-list.
+type AddCrtListEntry struct{ Cert model.Certificate }
+
+// DelCrtListEntry removes the certificate's line from the crt-list.
+type DelCrtListEntry struct{ Cert string }
+
+// DelCertificate removes a certificate no crt-list line uses any more.
+type DelCertificate struct{ Cert string }
+
+// SetCAFile stores a CA bundle: new ssl ca-file when New, then set ssl ca-file + commit ssl ca-file.
+type SetCAFile struct {
+	CA  model.CAFile
+	New bool
+}
+
+// DelCAFile removes a CA bundle no server uses any more.
+type DelCAFile struct{ CA string }
+
+func (AddServer) isOp()           {}
+func (DelServer) isOp()           {}
+func (SetServerWeight) isOp()     {}
+func (SetServerState) isOp()      {}
+func (EnableHealth) isOp()        {}
+func (EnableDynamicCookie) isOp() {}
+func (AddMapEntry) isOp()         {}
+func (SetMapEntry) isOp()         {}
+func (DelMapEntry) isOp()         {}
+func (ReplaceMap) isOp()          {}
+func (SetCertificate) isOp()      {}
+func (AddCrtListEntry) isOp()     {}
+func (DelCrtListEntry) isOp()     {}
+func (DelCertificate) isOp()      {}
+func (SetCAFile) isOp()           {}
+func (DelCAFile) isOp()           {}
+
+func (o AddServer) String() string {
+	return fmt.Sprintf("add server %s/%s %s:%d weight %d", o.Backend.Name, o.Server.Name, o.Server.Addr, o.Server.Port, o.Server.Weight)
+}
+func (o DelServer) String() string { return fmt.Sprintf("del server %s/%s", o.Backend, o.Server) }
+func (o SetServerWeight) String() string {
+	return fmt.Sprintf("set server %s/%s weight %d", o.Backend, o.Server, o.Weight)
+}
+func (o SetServerState) String() string {
+	return fmt.Sprintf("set server %s/%s state %s", o.Backend, o.Server, o.State)
+}
+func (o EnableHealth) String() string { return fmt.Sprintf("enable health %s/%s", o.Backend, o.Server) }
+func (o EnableDynamicCookie) String() string {
+	return fmt.Sprintf("enable dynamic-cookie backend %s", o.Backend)
+}
+func (o AddMapEntry) String() string { return fmt.Sprintf("add map %s %s %s", o.Map, o.Key, o.Value) }
+func (o SetMapEntry) String() string { return fmt.Sprintf("set map %s %s %s", o.Map, o.Key, o.Value) }
+func (o DelMapEntry) String() string { return fmt.Sprintf("del map %s %s", o.Map, o.Key) }
+func (o ReplaceMap) String() string {
+	return fmt.Sprintf("replace map %s (%d entries)", o.Map, len(o.Entries))
+}
+func (o SetCertificate) String() string {
+	if o.New {
+		return "new+set ssl cert " + o.Cert.Name
+	}
+	return "set ssl cert " + o.Cert.Name
+}
+func (o AddCrtListEntry) String() string { return "add ssl crt-list entry " + o.Cert.Name }
+func (o DelCrtListEntry) String() string { return "del ssl crt-list entry " + o.Cert }
+func (o DelCertificate) String() string  { return "del ssl cert " + o.Cert }
+func (o SetCAFile) String() string {
+	if o.New {
+		return "new+set ssl ca-file " + o.CA.Name
+	}
+	return "set ssl ca-file " + o.CA.Name
+}
+func (o DelCAFile) String() string { return "del ssl ca-file " + o.CA }

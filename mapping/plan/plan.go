@@ -1,0 +1,71 @@
+// Package plan decides how to bring a running HAProxy from the applied state to the desired one: as
+// runtime operations (servers, map entries, certificates, CA files) wherever HAProxy 2.6 can change the
+// thing at runtime, or as a reload with typed structural reasons where it cannot. It is the one place
+// that knows what HAProxy can change at runtime. It is pure (model in, model and ops out).
+//
+// New Routes are served without a reload by claiming a spare backend: the pool (model.Backend.Spare)
+// holds, per backend kind and balance variant, SparePoolSize empty backends with default options. A
+// claimed spare keeps its name until the next reload, which renames it to the Route's own backend name
+// and refills the pool. Routes deleted at runtime leave their backend retired (empty, unreferenced)
+// until the next reload.
+package plan
+
+import "github.com/haroute/haroute/mapping/model"
+
+// Plan is the way from an applied state to a desired one.
+type Plan struct {
+	// Next is the state HAProxy runs once the plan is carried out: the desired state with claimed
+	// spares standing in for new Routes' backends, retired backends kept, and the pool. Render and
+	// write it before applying Ops (write-through), so that a reload or restart reproduces it.
+	Next *model.Config
+	// Ops bring HAProxy from applied to Next, in order. Empty when Structural is not.
+	Ops []Op
+	// Structural lists why the change needs a reload; empty when Ops suffice. After a reload Next
+	// has every backend under its own name and a full pool.
+	Structural []Reason
+}
+
+// NeedsReload reports whether the plan is a reload.
+func (p Plan) NeedsReload() bool { return len(p.Structural) > 0 }
+
+// ReasonKind classifies why a change cannot be made at runtime.
+type ReasonKind string
+
+// Structural reasons.
+const (
+	// Initial: nothing is applied yet (first start, or state unknown after a failure).
+	Initial ReasonKind = "Initial"
+	// GlobalChanged: settings rendered into global or defaults changed.
+	GlobalChanged ReasonKind = "GlobalChanged"
+	// FrontendChanged: a listener was added, removed or changed.
+	FrontendChanged ReasonKind = "FrontendChanged"
+	// BackendOptionsChanged: an existing backend's options changed (balance, timeouts, allowlist...).
+	BackendOptionsChanged ReasonKind = "BackendOptionsChanged"
+	// NewBackend: a new Route's backend has non-default options, so no spare can serve it.
+	NewBackend ReasonKind = "NewBackend"
+	// PoolExhausted: a new Route could use a spare, but none of its kind and balance is left.
+	PoolExhausted ReasonKind = "PoolExhausted"
+	// TemplateChanged: the rendered config differs outside what the runtime path owns (reported by
+	// the caller that compares masked renders, e.g. after a custom template change).
+	TemplateChanged ReasonKind = "TemplateChanged"
+)
+
+// Reason is one structural reason with the thing it concerns.
+type Reason struct {
+	Kind ReasonKind `json:"kind" yaml:"kind"`
+	// Subject names the backend, frontend or setting concerned.
+	Subject string `json:"subject,omitempty" yaml:"subject,omitempty"`
+	// Detail says what differs, for logs and metrics.
+	Detail string `json:"detail,omitempty" yaml:"detail,omitempty"`
+}
+
+func (r Reason) String() string {
+	s := string(r.Kind)
+	if r.Subject != "" {
+		s += " " + r.Subject
+	}
+	if r.Detail != "" {
+		s += ": " + r.Detail
+	}
+	return s
+}
