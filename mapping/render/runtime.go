@@ -1,0 +1,66 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// RuntimePaths are the absolute paths the runtime path names in HAProxy CLI commands; they equal the
+// ones the default template writes into haproxy.cfg for the same directory.
+type RuntimePaths struct {
+	Maps         map[string]string // map name → absolute path
+	CertList     string
+	CertDir      string
+	CADir        string
+	AdminSocket  string
+	MasterSocket string
+}
+
+// PathsFor returns the runtime paths of a config rendered into dir.
+func PathsFor(cfg *model.Config, dir string) (RuntimePaths, error) {
+	dir, err := checkDir(dir)
+	if err != nil {
+		return RuntimePaths{}, err
+	}
+	d, err := newData(cfg, dir)
+	if err != nil {
+		return RuntimePaths{}, err
+	}
+	return RuntimePaths{
+		Maps:         d.Paths.Maps,
+		CertList:     d.Paths.CertList,
+		CertDir:      d.Paths.CertDir,
+		CADir:        d.Paths.CADir,
+		AdminSocket:  d.Paths.AdminSocket,
+		MasterSocket: d.Paths.RunDir + "/master.sock",
+	}, nil
+}
+
+// ServerSpec returns what follows "add server <backend>/<name>" at runtime for server s of backend b:
+// the address and every option of the rendered server line ("<addr>:<port> weight … check inter …
+// [ssl verify required ca-file … verifyhost … sni str(…)]"), without the state, since a server added
+// at runtime starts in maintenance. cfg supplies the CA files b may reference; dir is the HAProxy
+// directory the config was rendered for. Custom templates must render servers with the serverLine
+// helper so that a runtime server equals a rendered one.
+func ServerSpec(cfg *model.Config, dir string, b model.Backend, s model.Server) (string, error) {
+	dir, err := checkDir(dir)
+	if err != nil {
+		return "", err
+	}
+	d, err := newData(cfg, dir)
+	if err != nil {
+		return "", err
+	}
+	s.State = model.StateReady
+	line, err := newFuncs(d, nil).serverLine(b, s)
+	if err != nil {
+		return "", err
+	}
+	prefix := "server " + s.Name + " "
+	if !strings.HasPrefix(line, prefix) {
+		return "", fmt.Errorf("server %q: unexpected server line %q", s.Name, line)
+	}
+	return strings.TrimPrefix(line, prefix), nil
+}
