@@ -211,7 +211,7 @@ func TestAnnotationsInvalid(t *testing.T) {
 		{AnnotationDisableCookies, []string{"yes", "1", ""}, nil},
 		{AnnotationCookieName, []string{"", "a b", "a;b", "a=b", strings.Repeat("a", 65), "é"}, nil},
 		{AnnotationCookieSameSite, []string{"lax", "none", "Secure", ""}, nil},
-		{AnnotationCookieSameSite, []string{"None"}, nil},       // not TLS
+		{AnnotationCookieSameSite, []string{"None"}, nil}, // not TLS
 		{AnnotationHSTS, []string{"", "includeSubDomains", "max-age=", "max-age=abc", "max-age=1;max-age=2", "max-age=1;preload;preload",
 			"max-age=1;report-uri=x", "max-age=1;", "max-age=12345678901", "max-age = 1"}, edge},
 		{AnnotationForwardedHeaders, []string{"Append", "drop"}, nil},

@@ -1,22 +1,164 @@
 package plan
 
-import "github.com/haroute/haroute/mapping/model"
+import (
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/haroute/haroute/mapping/model"
+)
 
 // Compute plans the way from applied (nil: nothing known, e.g. first start) to desired (a Translate
-// result, without pool). It never modifies its arguments.
+// result, without pool; not nil). It never modifies its arguments; Next may share read-only data
+// (servers, map entries, PEM strings) with them, so treat all three as read-only.
+//
+//   - applied nil: Structural [Initial], Next = WithPool(desired).
+//   - Settings that differ (any field but RouterName) are GlobalChanged, frontends that differ
+//     FrontendChanged; backends are matched as matchBackends describes (BackendOptionsChanged,
+//     NewBackend, PoolExhausted).
+//   - With structural reasons, Next = WithPool(desired) and there are no Ops; the reasons are sorted
+//     and deduplicated.
+//   - Otherwise Next is desired with claimed spares standing in for new Routes' backends (map entries
+//     and RouteInfo.Backend name the spare), released spares back in the pool, retired and free
+//     backends kept; Ops = Diff(applied, Next).
 func Compute(applied, desired *model.Config) Plan {
-	panic("not implemented")
+	if applied == nil {
+		return Plan{Next: WithPool(desired), Structural: []Reason{{Kind: Initial}}}
+	}
+	reasons := settingsReasons(&applied.Settings, &desired.Settings)
+	reasons = append(reasons, frontendReasons(applied.Frontends, desired.Frontends)...)
+	var m matching
+	if len(reasons) == 0 {
+		m = matchBackends(applied, desired)
+		reasons = append(reasons, m.reasons...)
+	}
+	if len(reasons) > 0 {
+		return Plan{Next: WithPool(desired), Structural: sortReasons(reasons)}
+	}
+	next := &model.Config{
+		Settings:     desired.Settings,
+		Frontends:    desired.Frontends,
+		Maps:         renameMaps(desired.Maps, m.rename),
+		Backends:     m.next,
+		Certificates: desired.Certificates,
+		CAFiles:      desired.CAFiles,
+		Routes:       renameRoutes(desired.Routes, m.rename),
+	}
+	ops, err := Diff(applied, next)
+	if err != nil {
+		// Matching keeps names and options, so Diff cannot refuse; if it ever does, a reload is the
+		// safe way.
+		return Plan{Next: WithPool(desired), Structural: []Reason{{Kind: TemplateChanged, Detail: err.Error()}}}
+	}
+	return Plan{Next: next, Ops: ops}
 }
 
-// WithPool returns desired as a reload installs it: every backend under its own name, no retired
-// backends, and a full spare pool (Settings.SparePoolSize per kind and balance variant).
-func WithPool(desired *model.Config) *model.Config {
-	panic("not implemented")
+// settingsReasons returns a GlobalChanged reason per settings field that differs, RouterName aside
+// (it only appears in Route status). Nested structs (Timeouts) are compared field by field.
+func settingsReasons(a, b *model.Settings) []Reason {
+	var out []Reason
+	var walk func(prefix string, va, vb reflect.Value)
+	walk = func(prefix string, va, vb reflect.Value) {
+		t := va.Type()
+		for i := 0; i < t.NumField(); i++ {
+			name := prefix + t.Field(i).Name
+			if name == "RouterName" {
+				continue
+			}
+			fa, fb := va.Field(i), vb.Field(i)
+			if fa.Kind() == reflect.Struct {
+				walk(name+".", fa, fb)
+				continue
+			}
+			if !reflect.DeepEqual(fa.Interface(), fb.Interface()) {
+				out = append(out, Reason{Kind: GlobalChanged, Subject: name, Detail: fmt.Sprintf("%v → %v", fa.Interface(), fb.Interface())})
+			}
+		}
+	}
+	walk("", reflect.ValueOf(*a), reflect.ValueOf(*b))
+	return out
 }
 
-// Simulate applies ops to a copy of applied the way HAProxy would, for tests and for the equivalence
-// property Simulate(applied, Compute(applied, desired).Ops) == Compute(...).Next. It returns an error
-// where HAProxy would refuse an op (unknown backend or server, duplicate server, key not found...).
-func Simulate(applied *model.Config, ops []Op) (*model.Config, error) {
-	panic("not implemented")
+// frontendReasons returns a FrontendChanged reason per frontend added, removed, changed or moved.
+func frontendReasons(a, b []model.Frontend) []Reason {
+	if reflect.DeepEqual(a, b) {
+		return nil
+	}
+	var out []Reason
+	for i := 0; i < max(len(a), len(b)); i++ {
+		switch {
+		case i >= len(a):
+			out = append(out, Reason{Kind: FrontendChanged, Subject: b[i].Name, Detail: "added"})
+		case i >= len(b):
+			out = append(out, Reason{Kind: FrontendChanged, Subject: a[i].Name, Detail: "removed"})
+		case a[i] != b[i]:
+			out = append(out, Reason{Kind: FrontendChanged, Subject: b[i].Name, Detail: fmt.Sprintf("%s %s %s → %s %s %s", a[i].Name, a[i].Mode, a[i].Bind, b[i].Name, b[i].Mode, b[i].Bind)})
+		}
+	}
+	return out
+}
+
+// sortReasons sorts reasons by kind, subject and detail and drops duplicates.
+func sortReasons(rs []Reason) []Reason {
+	sort.Slice(rs, func(i, j int) bool {
+		a, b := rs[i], rs[j]
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.Subject != b.Subject {
+			return a.Subject < b.Subject
+		}
+		return a.Detail < b.Detail
+	})
+	out := rs[:0]
+	for i, r := range rs {
+		if i == 0 || r != rs[i-1] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// renameMaps returns maps with every key and value that names a renamed backend replaced by the
+// applied name (values of the host maps, keys of os_route_http_redirect.map), entries re-sorted.
+// Without renames the maps are returned as they are. Host keys never contain ':', so they cannot be
+// mistaken for backend names.
+func renameMaps(maps []model.MapFile, rename map[string]string) []model.MapFile {
+	if len(rename) == 0 {
+		return maps
+	}
+	out := make([]model.MapFile, len(maps))
+	for i, mf := range maps {
+		entries := make([]model.MapEntry, len(mf.Entries))
+		resort := false
+		for j, e := range mf.Entries {
+			if v, ok := rename[e.Value]; ok {
+				e.Value = v
+			}
+			if k, ok := rename[e.Key]; ok {
+				e.Key, resort = k, true
+			}
+			entries[j] = e
+		}
+		if resort {
+			sort.Slice(entries, func(a, b int) bool { return entries[a].Key < entries[b].Key })
+		}
+		out[i] = model.MapFile{Name: mf.Name, Entries: entries}
+	}
+	return out
+}
+
+// renameRoutes returns routes with RouteInfo.Backend renamed where a spare serves the Route.
+func renameRoutes(routes []model.RouteInfo, rename map[string]string) []model.RouteInfo {
+	if len(rename) == 0 || routes == nil {
+		return routes
+	}
+	out := make([]model.RouteInfo, len(routes))
+	for i, r := range routes {
+		if n, ok := rename[r.Backend]; ok {
+			r.Backend = n
+		}
+		out[i] = r
+	}
+	return out
 }

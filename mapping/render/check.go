@@ -217,8 +217,10 @@ func checkBackend(b *model.Backend, caNames map[string]bool) error {
 	if b.ServerMaxConn < 0 {
 		add(errors.New("serverMaxConn must not be negative"))
 	}
-	if b.Kind == model.KindReencrypt && b.TLS == nil {
-		add(errors.New("a reencrypt backend needs TLS settings"))
+	// A reencrypt backend without servers (a free spare, a retired backend) needs no TLS settings: only
+	// server lines use them.
+	if b.Kind == model.KindReencrypt && b.TLS == nil && len(b.Servers) > 0 {
+		add(errors.New("a reencrypt backend with servers needs TLS settings"))
 	}
 	if b.TLS != nil {
 		add(checkCAReference(b.TLS.CAFile, caNames))

@@ -1,0 +1,422 @@
+package plan_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+)
+
+// baseInput returns one Route of each kind in namespace "app", each with its own Service of two
+// endpoints; edge has its own certificate and a Redirect policy, reencrypt a destination CA.
+func baseInput(c testCerts) mapping.Input {
+	in := mapping.Input{
+		Routes: []*routev1.Route{
+			newRoute("app", "plain", "plain.example.com", 1, withService("s-plain"), withPath("/api")),
+			newRoute("app", "edge", "edge.example.com", 2, withService("s-edge"),
+				withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyRedirect), withCert(c.example)),
+			newRoute("app", "secure", "secure.example.com", 3, withService("s-secure"),
+				withTLS(routev1.TLSTerminationReencrypt, routev1.InsecureEdgeTerminationPolicyNone), withDestCA(c.ca)),
+			newRoute("app", "tcp", "tcp.example.com", 4, withService("s-tcp"),
+				withTLS(routev1.TLSTerminationPassthrough, routev1.InsecureEdgeTerminationPolicyNone)),
+		},
+	}
+	for i, svc := range []string{"s-plain", "s-edge", "s-secure", "s-tcp", "s-extra"} {
+		in.Services = append(in.Services, newService("app", svc))
+		in.EndpointSlices = append(in.EndpointSlices, newSlice("app", svc, "127.0.1."+strconv.Itoa(2*i+1), "127.0.1."+strconv.Itoa(2*i+2)))
+	}
+	return in
+}
+
+// withRoute returns a copy of in with r added.
+func withRoute(in mapping.Input, r *routev1.Route) mapping.Input {
+	in.Routes = append(append([]*routev1.Route{}, in.Routes...), r)
+	return in
+}
+
+// withoutRoute returns a copy of in without the Route ns/name.
+func withoutRoute(in mapping.Input, ns, name string) mapping.Input {
+	var routes []*routev1.Route
+	for _, r := range in.Routes {
+		if r.Namespace != ns || r.Name != name {
+			routes = append(routes, r)
+		}
+	}
+	in.Routes = routes
+	return in
+}
+
+// changeRoute returns a copy of in where the Route ns/name is changed by opts.
+func changeRoute(in mapping.Input, ns, name string, opts ...routeOpt) mapping.Input {
+	routes := make([]*routev1.Route, len(in.Routes))
+	for i, r := range in.Routes {
+		if r.Namespace == ns && r.Name == name {
+			r = r.DeepCopy()
+			for _, o := range opts {
+				o(r)
+			}
+		}
+		routes[i] = r
+	}
+	in.Routes = routes
+	return in
+}
+
+func TestComputeInitial(t *testing.T) {
+	c := loadCerts(t)
+	d := translate(t, baseInput(c), testOptions(2))
+	p := plan.Compute(nil, d)
+	if !reflect.DeepEqual(p.Structural, []plan.Reason{{Kind: plan.Initial}}) || p.Ops != nil {
+		t.Fatalf("got reasons %v and %d ops, want [Initial] and none", p.Structural, len(p.Ops))
+	}
+	if !reflect.DeepEqual(p.Next, plan.WithPool(d)) {
+		t.Fatal("Next is not WithPool(desired)")
+	}
+}
+
+func TestComputeNoChange(t *testing.T) {
+	c := loadCerts(t)
+	in := baseInput(c)
+	opts := testOptions(2)
+	d := translate(t, in, opts)
+	pooled := plan.WithPool(d)
+
+	// A Next with a claimed spare, a released spare and a retired backend.
+	d2 := translate(t, withRoute(withoutRoute(in, "app", "plain"), newRoute("app", "new", "new.example.com", 9, withService("s-extra"))), opts)
+	p := plan.Compute(pooled, d2)
+	checkRuntimePlan(t, pooled, d2, p)
+	mixed := p.Next
+
+	for name, tc := range map[string]struct{ applied, desired *model.Config }{
+		"pool and desired":       {pooled, d},
+		"pool and itself":        {pooled, pooled},
+		"runtime Next, itself":   {mixed, mixed},
+		"runtime Next, desired":  {mixed, d2},
+		"desired without a pool": {d, d},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := plan.Compute(tc.applied, tc.desired)
+			if p.NeedsReload() || len(p.Ops) > 0 {
+				t.Fatalf("reasons %v, ops:\n%s", p.Structural, opsText(p.Ops))
+			}
+		})
+	}
+}
+
+func TestWithPool(t *testing.T) {
+	c := loadCerts(t)
+	for name, tc := range map[string]struct {
+		lb, tcp  string
+		variants int
+	}{
+		"defaults":           {"random", "source", 8},
+		"roundrobin default": {"roundrobin", "roundrobin", 4},
+		"leastconn http":     {"leastconn", "roundrobin", 7},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := testOptions(3)
+			opts.LoadBalanceAlgorithm, opts.TCPBalanceScheme = tc.lb, tc.tcp
+			d := translate(t, baseInput(c), opts)
+			pooled := plan.WithPool(d)
+			if err := pooled.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			spares := 0
+			for _, b := range pooled.Backends {
+				if !b.Spare {
+					continue
+				}
+				spares++
+				if b.Route != "" || len(b.Servers) != 0 || b.Retired || b.Mode != b.Kind.Mode() {
+					t.Errorf("spare %s: %+v", b.Name, b)
+				}
+				if (b.Kind == model.KindPassthrough) != (b.Cookie == nil) {
+					t.Errorf("spare %s: cookie %+v", b.Name, b.Cookie)
+				}
+				if b.Cookie != nil && (b.Cookie.Name != model.DefaultCookieName(b.Name) || b.Cookie.Key != model.DefaultCookieKey(b.Name) || b.Cookie.Secure != (b.Kind == model.KindEdge || b.Kind == model.KindReencrypt)) {
+					t.Errorf("spare %s: cookie %+v", b.Name, b.Cookie)
+				}
+				if b.TLS != nil {
+					t.Errorf("spare %s: TLS %+v", b.Name, b.TLS)
+				}
+				if !strings.Contains(b.Name, ":"+model.SpareNamespace+":") || !strings.HasSuffix(b.Name, "-00") && !strings.HasSuffix(b.Name, "-01") && !strings.HasSuffix(b.Name, "-02") {
+					t.Errorf("spare name %s", b.Name)
+				}
+			}
+			if spares != 3*tc.variants || len(pooled.Backends) != len(d.Backends)+spares {
+				t.Fatalf("%d spares, %d backends; want %d spares", spares, len(pooled.Backends), 3*tc.variants)
+			}
+			if pooled.Backend(model.SpareBackendName(model.KindPassthrough, tc.tcp, 2)) == nil ||
+				pooled.Backend(model.SpareBackendName(model.KindEdge, "roundrobin", 0)) == nil {
+				t.Fatal("expected spare names missing")
+			}
+			if len(d.Backends) != 4 {
+				t.Fatal("WithPool modified desired")
+			}
+			renderCheck(t, pooled, "/var/lib/haproxy", c)
+		})
+	}
+}
+
+func TestComputeStructural(t *testing.T) {
+	c := loadCerts(t)
+	in := baseInput(c)
+	extra := func(opts ...routeOpt) *routev1.Route {
+		return newRoute("app", "extra", "extra.example.com", 10, append([]routeOpt{withService("s-extra")}, opts...)...)
+	}
+	for name, tc := range map[string]struct {
+		pool   int
+		change func(mapping.Options) (mapping.Input, mapping.Options)
+		want   []plan.Reason
+	}{
+		"router name only": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			o.RouterName = "other"
+			return in, o
+		}, nil},
+		"check interval": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			o.CheckInterval = "2s"
+			return in, o
+		}, []plan.Reason{{Kind: plan.GlobalChanged, Subject: "CheckInterval", Detail: "5000ms → 2s"}}},
+		"connect timeout": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			o.Timeouts.Connect = "1s"
+			return in, o
+		}, []plan.Reason{{Kind: plan.GlobalChanged, Subject: "Timeouts.Connect", Detail: "5s → 1s"}}},
+		"http port": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			o.HTTPPort = 8080
+			return in, o
+		}, []plan.Reason{
+			{Kind: plan.FrontendChanged, Subject: "public", Detail: "public http :80 → public http :8080"},
+			{Kind: plan.GlobalChanged, Subject: "HTTPPort", Detail: "80 → 8080"},
+		}},
+		"balance annotation": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			return changeRoute(in, "app", "plain", withAnnotation(mapping.AnnotationBalance, "leastconn")), o
+		}, []plan.Reason{{Kind: plan.BackendOptionsChanged, Subject: "be_http:app:plain", Detail: "balance"}}},
+		"alternate backend makes roundrobin": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			return changeRoute(in, "app", "plain", withAlternate("s-extra", 50)), o
+		}, []plan.Reason{{Kind: plan.BackendOptionsChanged, Subject: "be_http:app:plain", Detail: "balance"}}},
+		"timeout annotation on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			return withRoute(in, extra(withAnnotation(mapping.AnnotationTimeout, "5s"))), o
+		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_http:app:extra", Detail: "non-default options: timeoutServer"}}},
+		"cookie name on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			return withRoute(in, extra(withAnnotation(mapping.AnnotationCookieName, "c"))), o
+		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_http:app:extra", Detail: "non-default options: cookie"}}},
+		"leastconn on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			return withRoute(in, extra(withAnnotation(mapping.AnnotationBalance, "leastconn"))), o
+		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_http:app:extra", Detail: "non-default options: balance"}}},
+		"no pool": {0, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			return withRoute(in, extra()), o
+		}, []plan.Reason{{Kind: plan.PoolExhausted, Subject: "http/random", Detail: "no free spare for be_http:app:extra"}}},
+		"reencrypt with an unloaded default CA": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			o.DefaultDestinationCAFile = "/etc/ssl/default-ca.pem"
+			return withRoute(in, extra(withTLS(routev1.TLSTerminationReencrypt, ""))), o
+		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_secure:app:extra", Detail: "non-default options: tls (default destination CA /etc/ssl/default-ca.pem is not loaded)"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			applied := plan.WithPool(translate(t, in, testOptions(tc.pool)))
+			in2, opts := tc.change(testOptions(tc.pool))
+			d := translate(t, in2, opts)
+			p := plan.Compute(applied, d)
+			if !reflect.DeepEqual(p.Structural, tc.want) {
+				t.Fatalf("reasons\n got %v\nwant %v", p.Structural, tc.want)
+			}
+			if p.NeedsReload() {
+				if p.Ops != nil || !reflect.DeepEqual(p.Next, plan.WithPool(d)) {
+					t.Fatal("a reload plan must have no ops and Next = WithPool(desired)")
+				}
+				return
+			}
+			checkRuntimePlan(t, applied, d, p)
+		})
+	}
+}
+
+func TestComputeDefaultCAInUse(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(2)
+	opts.DefaultDestinationCAFile = "/etc/ssl/default-ca.pem"
+	in := withRoute(baseInput(c), newRoute("app", "dflt", "dflt.example.com", 8, withService("s-extra"), withTLS(routev1.TLSTerminationReencrypt, "")))
+	applied := plan.WithPool(translate(t, in, opts))
+	d := translate(t, withRoute(in, newRoute("app", "dflt2", "dflt2.example.com", 9, withService("s-extra"), withTLS(routev1.TLSTerminationReencrypt, ""))), opts)
+	p := plan.Compute(applied, d)
+	checkRuntimePlan(t, applied, d, p)
+	spare := p.Next.Backend(model.SpareBackendName(model.KindReencrypt, "random", 0))
+	if spare.Route != "app/dflt2" || spare.TLS == nil || spare.TLS.CAFile != opts.DefaultDestinationCAFile {
+		t.Fatalf("spare %+v", spare)
+	}
+}
+
+func TestComputeClaimReleaseRetire(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(2)
+	in := baseInput(c)
+	applied := plan.WithPool(translate(t, in, opts))
+
+	// A new reencrypt Route claims the lowest free reencrypt spare of its balance.
+	newSecure := newRoute("app", "secure2", "secure2.example.com", 10, withService("s-extra"),
+		withTLS(routev1.TLSTerminationReencrypt, routev1.InsecureEdgeTerminationPolicyRedirect), withDestCA(c.ca))
+	in2 := withRoute(in, newSecure)
+	d2 := translate(t, in2, opts)
+	p := plan.Compute(applied, d2)
+	checkRuntimePlan(t, applied, d2, p)
+	spareName := model.SpareBackendName(model.KindReencrypt, "random", 0)
+	spare := p.Next.Backend(spareName)
+	want := d2.Backend("be_secure:app:secure2")
+	if spare == nil || !spare.Spare || spare.Route != "app/secure2" || !reflect.DeepEqual(spare.Servers, want.Servers) ||
+		!reflect.DeepEqual(spare.TLS, want.TLS) || spare.Cookie.Name != model.DefaultCookieName(spareName) {
+		t.Fatalf("claimed spare %+v", spare)
+	}
+	if p.Next.Backend("be_secure:app:secure2") != nil {
+		t.Fatal("Next holds the new Route's own backend name before a reload")
+	}
+	if got := p.Next.Map(model.MapHTTPRedirect); got.Entries[1].Key != spareName {
+		t.Fatalf("redirect map %v: want the spare's name", got.Entries)
+	}
+	for _, r := range p.Next.Routes {
+		if r.Name == "secure2" && r.Backend != spareName {
+			t.Fatalf("RouteInfo backend %s", r.Backend)
+		}
+	}
+	if i := indexOf(p.Ops, func(op plan.Op) bool {
+		o, ok := op.(plan.SetCAFile)
+		return ok && o.New && o.CA.Name == "app:secure2.pem"
+	}); i != 0 {
+		t.Fatalf("want SetCAFile first, ops:\n%s", opsText(p.Ops))
+	}
+	if n := p.Next.Backend(model.SpareBackendName(model.KindReencrypt, "random", 1)); n.Route != "" || n.TLS != nil {
+		t.Fatalf("second spare %+v", n)
+	}
+
+	// Deleting it releases the spare; deleting a Route under its own name retires its backend.
+	applied2 := p.Next
+	in3 := withoutRoute(withoutRoute(in2, "app", "secure2"), "app", "secure")
+	d3 := translate(t, in3, opts)
+	p = plan.Compute(applied2, d3)
+	checkRuntimePlan(t, applied2, d3, p)
+	released := p.Next.Backend(spareName)
+	if released.Route != "" || len(released.Servers) != 0 || released.TLS != nil || !released.Spare {
+		t.Fatalf("released spare %+v", released)
+	}
+	retired := p.Next.Backend("be_secure:app:secure")
+	if retired == nil || !retired.Retired || retired.Route != "" || len(retired.Servers) != 0 || retired.TLS != nil {
+		t.Fatalf("retired backend %+v", retired)
+	}
+	if i := lastIndexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.DelCAFile); return ok }); i != len(p.Ops)-1 {
+		t.Fatalf("want DelCAFile last, ops:\n%s", opsText(p.Ops))
+	}
+
+	// Re-adding the retired Route claims a spare again (a retired backend is not revived) and the
+	// released spare is claimed again, lowest name first.
+	applied3 := p.Next
+	d4 := translate(t, in2, opts)
+	p = plan.Compute(applied3, d4)
+	checkRuntimePlan(t, applied3, d4, p)
+	if b := p.Next.Backend("be_secure:app:secure"); !b.Retired || len(b.Servers) != 0 {
+		t.Fatalf("retired backend revived: %+v", b)
+	}
+	got := map[string]string{}
+	for _, r := range p.Next.Routes {
+		got[r.Name] = r.Backend
+	}
+	if got["secure"] != spareName || got["secure2"] != model.SpareBackendName(model.KindReencrypt, "random", 1) {
+		t.Fatalf("claims %v", got)
+	}
+
+	// A third reencrypt Route exhausts the pool of two.
+	d5 := translate(t, withRoute(in2, newRoute("app", "secure3", "secure3.example.com", 11, withService("s-extra"),
+		withTLS(routev1.TLSTerminationReencrypt, ""), withDestCA(c.ca))), opts)
+	p = plan.Compute(p.Next, d5)
+	if !reflect.DeepEqual(reasonKinds(p), []plan.ReasonKind{plan.PoolExhausted}) || p.Structural[0].Subject != "reencrypt/random" {
+		t.Fatalf("reasons %v", p.Structural)
+	}
+}
+
+func TestComputeReasonsSorted(t *testing.T) {
+	c := loadCerts(t)
+	in := baseInput(c)
+	applied := plan.WithPool(translate(t, in, testOptions(0)))
+	in2 := in
+	for _, n := range []string{"z", "a", "m"} {
+		in2 = withRoute(in2, newRoute("app", n, n+".example.com", 20, withService("s-extra")))
+	}
+	p := plan.Compute(applied, translate(t, in2, testOptions(0)))
+	want := []plan.Reason{
+		{Kind: plan.PoolExhausted, Subject: "http/random", Detail: "no free spare for be_http:app:a"},
+		{Kind: plan.PoolExhausted, Subject: "http/random", Detail: "no free spare for be_http:app:m"},
+		{Kind: plan.PoolExhausted, Subject: "http/random", Detail: "no free spare for be_http:app:z"},
+	}
+	if !reflect.DeepEqual(p.Structural, want) {
+		t.Fatalf("got %v", p.Structural)
+	}
+}
+
+func TestDiffRefuses(t *testing.T) {
+	c := loadCerts(t)
+	d := translate(t, baseInput(c), testOptions(1))
+	pooled := plan.WithPool(d)
+	other := translate(t, changeRoute(baseInput(c), "app", "plain", withAnnotation(mapping.AnnotationTimeout, "3s")), testOptions(1))
+	fewerMaps := *d
+	fewerMaps.Maps = d.Maps[1:]
+	for name, tc := range map[string]struct {
+		from, to *model.Config
+		want     string
+	}{
+		"backend added":   {d, pooled, "backends can only be added or removed by a reload"},
+		"options changed": {d, other, `backend "be_http:app:plain": options differ (timeoutServer)`},
+		"map removed":     {d, &fewerMaps, "map files can only be added or removed by a reload"},
+		"nil":             {nil, d, "nil config"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := plan.Diff(tc.from, tc.to)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Diff error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if ops, err := plan.Diff(pooled, pooled); err != nil || ops != nil {
+		t.Fatalf("Diff of equal configs: %v, %v", ops, err)
+	}
+}
+
+func TestComputeDoesNotModifyArguments(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(2)
+	in := baseInput(c)
+	applied := plan.WithPool(translate(t, in, opts))
+	in2 := withRoute(withoutRoute(in, "app", "edge"), newRoute("app", "n", "n.example.com", 30, withService("s-extra"),
+		withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyRedirect)))
+	d := translate(t, in2, opts)
+	appliedCopy, dCopy := deepCopyConfig(t, applied), deepCopyConfig(t, d)
+	p := plan.Compute(applied, d)
+	checkRuntimePlan(t, applied, d, p)
+	if !reflect.DeepEqual(applied, appliedCopy) || !reflect.DeepEqual(d, dCopy) {
+		t.Fatal("Compute or Simulate modified an argument")
+	}
+	// Byte-identical plans for identical input.
+	if q := plan.Compute(appliedCopy, dCopy); !reflect.DeepEqual(p, q) {
+		t.Fatal("Compute is not deterministic")
+	}
+}
+
+// deepCopyConfig copies a config through JSON.
+func deepCopyConfig(t *testing.T, c *model.Config) *model.Config {
+	t.Helper()
+	data, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out model.Config
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&out, c) {
+		t.Fatal("JSON round trip is not exact; compare another way")
+	}
+	return &out
+}

@@ -1,0 +1,94 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// Diff returns the runtime operations that turn from into to: the parts the runtime path owns
+// (servers, map entries, certificates, the crt-list and CA files). Both configs must have the same
+// backends (names, in order) with the same options, and the same map files; otherwise Diff returns an
+// error. The one option that may differ is the TLS setting of a backend whose Route changes while one
+// side has no servers (a spare claimed or released, a backend retired): it only ever reaches server
+// lines, and every server is added or removed with the claim. Settings, frontends and RouteInfo are
+// not compared.
+//
+// Compute uses Diff after matching (applied → Next); runtime/observe uses it to repair drift
+// (live → applied).
+//
+// The operations come in this order, each group sorted by name:
+//
+//  1. CA files: SetCAFile (New when from lacks it) for new or changed bundles, so that servers
+//     added below can verify with them.
+//  2. Certificates: SetCertificate (New when from lacks it) for new or changed PEM; then the crt-list:
+//     AddCrtListEntry for new certificates, DelCrtListEntry + AddCrtListEntry for an existing
+//     certificate whose SNI filter or ALPN changed.
+//  3. Servers, backend by backend in name order, for backends that keep or gain a Route: adds
+//     (AddServer, EnableHealth, SetServerState unless the server stays in maint), then weight and
+//     state changes of kept servers, then EnableDynamicCookie when a backend with a cookie got
+//     servers, then removals (SetServerState maint, DelServer). Servers go in before any map entry
+//     can point at them, and a backend loses servers only after it has its new ones.
+//  4. Map entries: every add and set across all maps, os_route_http_redirect.map first (a Route
+//     never serves plain HTTP before its redirect is in place); then every delete across all maps,
+//     os_route_http_redirect.map last (a Route stops being selected before its redirect goes).
+//  5. Server removals (maint, del) of backends that lose their Route (released spares, retired
+//     backends): after the map deletes, so nothing selects a backend while it empties.
+//  6. DelCrtListEntry + DelCertificate for removed certificates, then DelCAFile for removed CA files
+//     (their servers are gone by now).
+//
+// Diff never emits ReplaceMap: single-entry edits keep the cross-map order above, and a map edit
+// never depends on entry order (exact and longest-prefix lookups). runtime/apply may batch them.
+func Diff(from, to *model.Config) ([]Op, error) {
+	if from == nil || to == nil {
+		return nil, errors.New("diff: nil config")
+	}
+	if err := sameBackends(from, to); err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	mapAdds, mapDels, err := mapOps(from.Maps, to.Maps)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	var ops []Op
+	caAdds, caDels := caOps(from.CAFiles, to.CAFiles)
+	certAdds, certDels := certOps(from.Certificates, to.Certificates)
+	serverOps, lateRemovals := serversOps(from.Backends, to.Backends)
+	ops = append(ops, caAdds...)
+	ops = append(ops, certAdds...)
+	ops = append(ops, serverOps...)
+	ops = append(ops, mapAdds...)
+	ops = append(ops, mapDels...)
+	ops = append(ops, lateRemovals...)
+	ops = append(ops, certDels...)
+	ops = append(ops, caDels...)
+	if len(ops) == 0 {
+		return nil, nil
+	}
+	return ops, nil
+}
+
+// sameBackends returns an error unless from and to have the same backend names in the same order
+// with the same options (see Diff for the one allowed TLS difference).
+func sameBackends(from, to *model.Config) error {
+	if len(from.Backends) != len(to.Backends) {
+		return fmt.Errorf("%d backends, want %d: backends can only be added or removed by a reload", len(to.Backends), len(from.Backends))
+	}
+	var errs []error
+	for i := range from.Backends {
+		a, b := &from.Backends[i], &to.Backends[i]
+		if a.Name != b.Name {
+			return fmt.Errorf("backend %q where %q runs: backends can only be added or removed by a reload", b.Name, a.Name)
+		}
+		diffs := optionDiff(a, b)
+		if len(diffs) == 1 && diffs[0] == "tls" && a.Route != b.Route && (len(a.Servers) == 0 || len(b.Servers) == 0) {
+			continue
+		}
+		if len(diffs) > 0 {
+			errs = append(errs, fmt.Errorf("backend %q: options differ (%s)", a.Name, strings.Join(diffs, ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,435 @@
+package plan_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/render"
+)
+
+// Builders of Translate inputs for the tests of this package.
+
+var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+type routeOpt func(*routev1.Route)
+
+// newRoute returns an http Route ns/name for host to Service "web", created age seconds after epoch.
+func newRoute(ns, name, host string, age int, opts ...routeOpt) *routev1.Route {
+	r := &routev1.Route{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:         ns,
+			Name:              name,
+			UID:               types.UID(fmt.Sprintf("uid-%s-%s", ns, name)),
+			CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(age) * time.Second)),
+		},
+		Spec: routev1.RouteSpec{Host: host, To: routev1.RouteTargetReference{Kind: "Service", Name: "web"}},
+	}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+func withPath(p string) routeOpt { return func(r *routev1.Route) { r.Spec.Path = p } }
+
+func withService(name string) routeOpt {
+	return func(r *routev1.Route) { r.Spec.To = routev1.RouteTargetReference{Kind: "Service", Name: name} }
+}
+
+func withAlternate(name string, weight int32) routeOpt {
+	return func(r *routev1.Route) {
+		r.Spec.AlternateBackends = append(r.Spec.AlternateBackends, routev1.RouteTargetReference{Kind: "Service", Name: name, Weight: &weight})
+	}
+}
+
+func withTLS(term routev1.TLSTerminationType, policy routev1.InsecureEdgeTerminationPolicyType) routeOpt {
+	return func(r *routev1.Route) {
+		if r.Spec.TLS == nil {
+			r.Spec.TLS = &routev1.TLSConfig{}
+		}
+		r.Spec.TLS.Termination, r.Spec.TLS.InsecureEdgeTerminationPolicy = term, policy
+	}
+}
+
+func withCert(c keyPair) routeOpt {
+	return func(r *routev1.Route) { r.Spec.TLS.Certificate, r.Spec.TLS.Key = c.cert, c.key }
+}
+
+func withDestCA(pem string) routeOpt {
+	return func(r *routev1.Route) { r.Spec.TLS.DestinationCACertificate = pem }
+}
+
+func withAnnotation(k, v string) routeOpt {
+	return func(r *routev1.Route) {
+		if r.Annotations == nil {
+			r.Annotations = map[string]string{}
+		}
+		r.Annotations[k] = v
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// newService returns a Service with one port "http" 80 → 8080.
+func newService(ns, name string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{
+			{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)},
+		}},
+	}
+}
+
+// newSlice returns an IPv4 EndpointSlice of Service svc with port "http" 8080 and one ready endpoint
+// per address, the pod named after the service and the address.
+func newSlice(ns, svc string, addrs ...string) *discoveryv1.EndpointSlice {
+	s := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: svc + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr("http"), Port: ptr(int32(8080))}},
+	}
+	for _, a := range addrs {
+		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{a},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr(true)},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Name: svc + "-" + strings.ReplaceAll(a, ".", "-")},
+		})
+	}
+	return s
+}
+
+// keyPair is a serving certificate and its key (PEM).
+type keyPair struct{ cert, key string }
+
+// testCerts are the fixed certificates of mapping/testdata/certs.
+type testCerts struct {
+	example, other keyPair
+	ca             string
+}
+
+func loadCerts(t testing.TB) testCerts {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "certs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	return testCerts{
+		example: keyPair{read("example.crt"), read("example.key")},
+		other:   keyPair{read("other.crt"), read("other.key")},
+		ca:      read("ca.crt"),
+	}
+}
+
+// defaultCertPEM is the router's default certificate for rendering.
+func defaultCertPEM(c testCerts) []byte { return []byte(c.example.cert + c.example.key) }
+
+// testOptions returns the defaults with loopback endpoints allowed and the given pool size.
+func testOptions(pool int) mapping.Options {
+	o := mapping.DefaultOptions()
+	o.AllowLoopbackEndpoints = true
+	o.SparePoolSize = pool
+	return o
+}
+
+// translate runs Translate and fails the test on an invalid model or on rejected Routes.
+func translate(t testing.TB, in mapping.Input, opts mapping.Options) *model.Config {
+	t.Helper()
+	cfg, problems := mapping.Translate(in, opts)
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Translate produced an invalid model: %v", err)
+	}
+	for _, p := range problems {
+		if !p.Warning {
+			t.Fatalf("unexpected problem: %v", p)
+		}
+	}
+	return cfg
+}
+
+// renderCheck renders cfg with the default template and returns the files.
+func renderCheck(t testing.TB, cfg *model.Config, dir string, c testCerts) []render.File {
+	t.Helper()
+	files, err := render.Render(cfg, render.Options{Dir: dir, DefaultCertificatePEM: defaultCertPEM(c)})
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	return files
+}
+
+// checkRuntimePlan checks a runtime plan from applied: Next validates, Simulate(applied, Ops) gives
+// Next's runtime view, Next serves what desired says, and planning again from Next changes nothing.
+func checkRuntimePlan(t testing.TB, applied, desired *model.Config, p plan.Plan) {
+	t.Helper()
+	if p.NeedsReload() {
+		t.Fatalf("want a runtime plan, got %v", p.Structural)
+	}
+	if err := p.Next.Validate(); err != nil {
+		t.Fatalf("Next does not validate: %v", err)
+	}
+	sim, err := plan.Simulate(applied, p.Ops)
+	if err != nil {
+		t.Fatalf("Simulate: %v\nops:\n%s", err, opsText(p.Ops))
+	}
+	if got, want := plan.RuntimeView(sim), plan.RuntimeView(p.Next); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Simulate(applied, ops) differs from Next:\n%s\nops:\n%s", viewDiff(got, want), opsText(p.Ops))
+	}
+	checkServes(t, p.Next, desired)
+	checkOrder(t, p.Ops, p.Next)
+	if again := plan.Compute(p.Next, desired); again.NeedsReload() || len(again.Ops) > 0 {
+		t.Fatalf("planning again from Next: reasons %v, ops:\n%s", again.Structural, opsText(again.Ops))
+	}
+}
+
+// checkServes checks that next serves what desired describes: each desired Route's backend is served
+// by the backend next's RouteInfo names, with the same servers, and the maps are desired's with
+// backend names replaced accordingly. No other backend of next has servers or a Route.
+func checkServes(t testing.TB, next, desired *model.Config) {
+	t.Helper()
+	if len(next.Routes) != len(desired.Routes) {
+		t.Fatalf("next has %d routes, desired %d", len(next.Routes), len(desired.Routes))
+	}
+	rename := map[string]string{}
+	serving := map[string]bool{}
+	for i, dr := range desired.Routes {
+		nr := next.Routes[i]
+		nr.Backend = dr.Backend
+		if nr != dr {
+			t.Fatalf("route %d: next %+v, desired %+v", i, next.Routes[i], dr)
+		}
+		rename[dr.Backend] = next.Routes[i].Backend
+		serving[next.Routes[i].Backend] = true
+		db, nb := desired.Backend(dr.Backend), next.Backend(next.Routes[i].Backend)
+		if db == nil || nb == nil {
+			t.Fatalf("route %s/%s: backend missing (desired %v, next %v)", dr.Namespace, dr.Name, db != nil, nb != nil)
+		}
+		if !reflect.DeepEqual(plan.RuntimeView(&model.Config{Backends: []model.Backend{{Servers: db.Servers}}}),
+			plan.RuntimeView(&model.Config{Backends: []model.Backend{{Servers: nb.Servers}}})) {
+			t.Fatalf("route %s/%s: %s serves %v, desired %s %v", dr.Namespace, dr.Name, nb.Name, nb.Servers, db.Name, db.Servers)
+		}
+		if nb.Route != db.Route || nb.Retired || nb.Balance != db.Balance || !reflect.DeepEqual(nb.TLS, db.TLS) {
+			t.Fatalf("route %s/%s: backend %s is %+v, desired %+v", dr.Namespace, dr.Name, nb.Name, *nb, *db)
+		}
+	}
+	for _, b := range next.Backends {
+		if !serving[b.Name] && (len(b.Servers) > 0 || b.Route != "") {
+			t.Fatalf("backend %s serves no Route but has Route %q and %d servers", b.Name, b.Route, len(b.Servers))
+		}
+	}
+	want := make([]model.MapFile, len(desired.Maps))
+	for i, m := range desired.Maps {
+		entries := make([]model.MapEntry, len(m.Entries))
+		for j, e := range m.Entries {
+			if v, ok := rename[e.Value]; ok {
+				e.Value = v
+			}
+			if k, ok := rename[e.Key]; ok {
+				e.Key = k
+			}
+			entries[j] = e
+		}
+		sort.Slice(entries, func(a, b int) bool { return entries[a].Key < entries[b].Key })
+		want[i] = model.MapFile{Name: m.Name, Entries: entries}
+	}
+	if !reflect.DeepEqual(plan.RuntimeView(&model.Config{Maps: next.Maps}), plan.RuntimeView(&model.Config{Maps: want})) {
+		t.Fatalf("next's maps are not desired's under the served names:\nnext %v\nwant %v", next.Maps, want)
+	}
+	if !reflect.DeepEqual(next.Certificates, desired.Certificates) || !reflect.DeepEqual(next.CAFiles, desired.CAFiles) {
+		t.Fatal("next's certificates or CA files differ from desired's")
+	}
+}
+
+// opsText formats ops one per line.
+func opsText(ops []plan.Op) string {
+	var b strings.Builder
+	for i, op := range ops {
+		fmt.Fprintf(&b, "  %3d %s\n", i, op)
+	}
+	return b.String()
+}
+
+// viewDiff describes the first differences between two runtime views.
+func viewDiff(got, want *model.Config) string {
+	var out []string
+	gb, wb := map[string]model.Backend{}, map[string]model.Backend{}
+	for _, b := range got.Backends {
+		gb[b.Name] = b
+	}
+	for _, b := range want.Backends {
+		wb[b.Name] = b
+	}
+	for name, b := range wb {
+		if g, ok := gb[name]; !ok || !reflect.DeepEqual(g, b) {
+			out = append(out, fmt.Sprintf("backend %s: got %+v, want %+v", name, g.Servers, b.Servers))
+		}
+	}
+	for name := range gb {
+		if _, ok := wb[name]; !ok {
+			out = append(out, "extra backend "+name)
+		}
+	}
+	if !reflect.DeepEqual(got.Maps, want.Maps) {
+		out = append(out, fmt.Sprintf("maps: got %v, want %v", got.Maps, want.Maps))
+	}
+	if !reflect.DeepEqual(got.Certificates, want.Certificates) {
+		out = append(out, "certificates differ")
+	}
+	if !reflect.DeepEqual(got.CAFiles, want.CAFiles) {
+		out = append(out, "CA files differ")
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// indexOf returns the index of the first op for which match is true, or -1.
+func indexOf(ops []plan.Op, match func(plan.Op) bool) int {
+	for i, op := range ops {
+		if match(op) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lastIndexOf returns the index of the last op for which match is true, or -1.
+func lastIndexOf(ops []plan.Op, match func(plan.Op) bool) int {
+	for i := len(ops) - 1; i >= 0; i-- {
+		if match(ops[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// reasonKinds returns the distinct kinds of a plan's reasons, sorted.
+func reasonKinds(p plan.Plan) []plan.ReasonKind {
+	seen := map[plan.ReasonKind]bool{}
+	var out []plan.ReasonKind
+	for _, r := range p.Structural {
+		if !seen[r.Kind] {
+			seen[r.Kind] = true
+			out = append(out, r.Kind)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// opPhase returns the ordering group of an op in a plan towards next (see Diff): 1 CA sets,
+// 2 certificate stores, 3 crt-list changes, 4 server ops of backends with a Route, 5 map adds and
+// sets of the redirect map, 6 those of the other maps, 7 map deletes of the other maps, 8 those of the
+// redirect map, 9 server removals of backends without a Route, 10 crt-list and certificate removals,
+// 11 CA file removals.
+func opPhase(op plan.Op, next *model.Config, removedCert map[string]bool) int {
+	routed := func(backend string) bool { b := next.Backend(backend); return b != nil && b.Route != "" }
+	switch o := op.(type) {
+	case plan.SetCAFile:
+		return 1
+	case plan.SetCertificate:
+		return 2
+	case plan.AddCrtListEntry:
+		return 3
+	case plan.DelCrtListEntry:
+		if removedCert[o.Cert] {
+			return 10
+		}
+		return 3
+	case plan.AddServer:
+		return 4
+	case plan.EnableHealth, plan.SetServerWeight, plan.EnableDynamicCookie:
+		return 4
+	case plan.SetServerState:
+		if routed(o.Backend) {
+			return 4
+		}
+		return 9
+	case plan.DelServer:
+		if routed(o.Backend) {
+			return 4
+		}
+		return 9
+	case plan.AddMapEntry:
+		if o.Map == model.MapHTTPRedirect {
+			return 5
+		}
+		return 6
+	case plan.SetMapEntry:
+		if o.Map == model.MapHTTPRedirect {
+			return 5
+		}
+		return 6
+	case plan.DelMapEntry:
+		if o.Map == model.MapHTTPRedirect {
+			return 8
+		}
+		return 7
+	case plan.DelCertificate:
+		return 10
+	case plan.DelCAFile:
+		return 11
+	}
+	return 0
+}
+
+// checkOrder fails unless the ops of a plan towards next come in Diff's order: phases never go back,
+// backends' server ops come in name order, and every map entry naming a backend is added after that
+// backend's servers.
+func checkOrder(t testing.TB, ops []plan.Op, next *model.Config) {
+	t.Helper()
+	removedCert := map[string]bool{}
+	for _, op := range ops {
+		if o, ok := op.(plan.DelCertificate); ok {
+			removedCert[o.Cert] = true
+		}
+	}
+	phase, lastBackend := 0, ""
+	for i, op := range ops {
+		p := opPhase(op, next, removedCert)
+		if p == 0 || p < phase {
+			t.Fatalf("op %d (%s) in phase %d after phase %d:\n%s", i, op, p, phase, opsText(ops))
+		}
+		if p > phase {
+			lastBackend = ""
+		}
+		phase = p
+		if p == 4 || p == 9 {
+			b := ""
+			switch o := op.(type) {
+			case plan.AddServer:
+				b = o.Backend.Name
+			case plan.DelServer:
+				b = o.Backend
+			case plan.SetServerState:
+				b = o.Backend
+			case plan.SetServerWeight:
+				b = o.Backend
+			case plan.EnableHealth:
+				b = o.Backend
+			case plan.EnableDynamicCookie:
+				b = o.Backend
+			}
+			if b < lastBackend {
+				t.Fatalf("op %d (%s): backend %s after %s:\n%s", i, op, b, lastBackend, opsText(ops))
+			}
+			lastBackend = b
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// optionDiff returns the names of the backend options in which a and b differ: every Backend field
+// except Name, Route, Spare, Retired and Servers. A cookie name or key that equals the default of its
+// own backend's name (model.DefaultCookieName / DefaultCookieKey) counts as "default", so a default
+// cookie matches a default cookie under another backend name. TLS settings compare by CA file name.
+// The result is empty when the options are the same.
+func optionDiff(a, b *model.Backend) []string {
+	var out []string
+	diff := func(name string, differs bool) {
+		if differs {
+			out = append(out, name)
+		}
+	}
+	diff("kind", a.Kind != b.Kind)
+	diff("mode", a.Mode != b.Mode)
+	diff("balance", a.Balance != b.Balance)
+	diff("cookie", !sameCookie(a, b))
+	diff("timeoutServer", a.TimeoutServer != b.TimeoutServer)
+	diff("timeoutTunnel", a.TimeoutTunnel != b.TimeoutTunnel)
+	diff("checkInterval", a.CheckInterval != b.CheckInterval)
+	diff("allowlist", !slices.Equal(a.Allowlist, b.Allowlist))
+	diff("rateLimit", !equalPtr(a.RateLimit, b.RateLimit))
+	diff("forwardedHeaders", a.ForwardedHeaders != b.ForwardedHeaders)
+	diff("hsts", a.HSTS != b.HSTS)
+	diff("rewrite", !equalPtr(a.Rewrite, b.Rewrite))
+	diff("serverMaxConn", a.ServerMaxConn != b.ServerMaxConn)
+	diff("tls", caFileOf(a) != caFileOf(b) || (a.TLS == nil) != (b.TLS == nil))
+	return out
+}
+
+// equalPtr reports whether two pointers to comparable values are both nil or point to equal values.
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// sameCookie compares the cookies of two backends, a default name or key matching a default one.
+func sameCookie(a, b *model.Backend) bool {
+	ca, cb := a.Cookie, b.Cookie
+	if ca == nil || cb == nil {
+		return ca == cb
+	}
+	if ca.Secure != cb.Secure || ca.SameSite != cb.SameSite {
+		return false
+	}
+	if a.Name == b.Name {
+		// The same defaults apply to both sides: compare as they are (and skip the hashing).
+		return ca.Name == cb.Name && ca.Key == cb.Key
+	}
+	return cookieWord(ca.Name, model.DefaultCookieName(a.Name)) == cookieWord(cb.Name, model.DefaultCookieName(b.Name)) &&
+		cookieWord(ca.Key, model.DefaultCookieKey(a.Name)) == cookieWord(cb.Key, model.DefaultCookieKey(b.Name))
+}
+
+// cookieWord returns v, or a marker no cookie name or key can hold when v is the backend's default.
+func cookieWord(v, def string) string {
+	if v == def {
+		return "\x00default"
+	}
+	return v
+}
+
+// caFileOf returns the CA file name of a backend's TLS settings, "" without TLS.
+func caFileOf(b *model.Backend) string {
+	if b.TLS == nil {
+		return ""
+	}
+	return b.TLS.CAFile
+}
+
+// spareFit says whether a new desired backend d can be served by a spare: nil when it can, else the
+// options that keep it from doing so. appliedCA reports whether an absolute (default) CA path is
+// already in use by an applied backend; modelCA whether a CA file name is one of desired's CA files.
+func spareFit(s *model.Settings, d *model.Backend, appliedCA, modelCA func(string) bool) []string {
+	if d.Kind.Prefix() == "" {
+		return []string{"kind"}
+	}
+	if !isVariant(s, d.Kind, d.Balance) {
+		return []string{"balance"}
+	}
+	tmpl := spareTemplate(s, d.Kind, d.Balance, d.Name)
+	tmpl.TLS = d.TLS // checked below
+	diffs := optionDiff(&tmpl, d)
+	switch {
+	case d.Kind != model.KindReencrypt:
+		if d.TLS != nil {
+			diffs = append(diffs, "tls")
+		}
+	case d.TLS == nil:
+		diffs = append(diffs, "tls")
+	case strings.HasPrefix(d.TLS.CAFile, "/"):
+		if !appliedCA(d.TLS.CAFile) {
+			diffs = append(diffs, "tls (default destination CA "+d.TLS.CAFile+" is not loaded)")
+		}
+	case !modelCA(d.TLS.CAFile):
+		diffs = append(diffs, "tls (CA file "+d.TLS.CAFile+" is not in the model)")
+	}
+	return diffs
+}

@@ -1,0 +1,256 @@
+package plan_test
+
+import (
+	"testing"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+)
+
+// Matchers of ops.
+
+func isMapAdd(name string) func(plan.Op) bool {
+	return func(op plan.Op) bool {
+		switch o := op.(type) {
+		case plan.AddMapEntry:
+			return name == "" || o.Map == name
+		case plan.SetMapEntry:
+			return name == "" || o.Map == name
+		}
+		return false
+	}
+}
+
+func isMapDel(name string) func(plan.Op) bool {
+	return func(op plan.Op) bool {
+		o, ok := op.(plan.DelMapEntry)
+		return ok && (name == "" || o.Map == name)
+	}
+}
+
+func isMapOp(op plan.Op) bool { return isMapAdd("")(op) || isMapDel("")(op) }
+
+func isServerOf(backend string) func(plan.Op) bool {
+	return func(op plan.Op) bool {
+		switch o := op.(type) {
+		case plan.AddServer:
+			return o.Backend.Name == backend
+		case plan.DelServer:
+			return o.Backend == backend
+		case plan.SetServerState:
+			return o.Backend == backend
+		case plan.SetServerWeight:
+			return o.Backend == backend
+		case plan.EnableHealth:
+			return o.Backend == backend
+		case plan.EnableDynamicCookie:
+			return o.Backend == backend
+		}
+		return false
+	}
+}
+
+func isType[T plan.Op](op plan.Op) bool { _, ok := op.(T); return ok }
+
+// before fails unless every op matching a comes before every op matching b, and both occur.
+func before(t *testing.T, ops []plan.Op, what string, a, b func(plan.Op) bool) {
+	t.Helper()
+	la, fb := lastIndexOf(ops, a), indexOf(ops, b)
+	if la < 0 || fb < 0 {
+		t.Fatalf("%s: missing ops (last first-kind %d, first second-kind %d):\n%s", what, la, fb, opsText(ops))
+	}
+	if la > fb {
+		t.Fatalf("%s: op %d must come before op %d:\n%s", what, la, fb, opsText(ops))
+	}
+}
+
+// runtimePlan plans from WithPool(Translate(from)) to Translate(to) and checks the plan.
+func runtimePlan(t *testing.T, from, to mapping.Input) (applied *model.Config, p plan.Plan) {
+	t.Helper()
+	opts := testOptions(2)
+	applied = plan.WithPool(translate(t, from, opts))
+	d := translate(t, to, opts)
+	p = plan.Compute(applied, d)
+	checkRuntimePlan(t, applied, d, p)
+	return applied, p
+}
+
+func TestOrderRedirectAroundHTTPMap(t *testing.T) {
+	c := loadCerts(t)
+	in := baseInput(c)
+	r := newRoute("app", "redir", "redir.example.com", 10, withService("s-extra"),
+		withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyRedirect))
+	_, add := runtimePlan(t, in, withRoute(in, r))
+	before(t, add.Ops, "redirect entry before the plain-HTTP entry", isMapAdd(model.MapHTTPRedirect), isMapAdd(model.MapHTTP))
+	_, del := runtimePlan(t, withRoute(in, r), in)
+	before(t, del.Ops, "plain-HTTP entry removed before the redirect", isMapDel(model.MapHTTP), isMapDel(model.MapHTTPRedirect))
+
+	// A policy flip from Allow to Redirect adds the redirect before (nothing else changes in the
+	// HTTP map: the same backend serves both).
+	allow := newRoute("app", "redir", "redir.example.com", 10, withService("s-extra"),
+		withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyAllow))
+	_, flip := runtimePlan(t, withRoute(in, allow), withRoute(in, r))
+	if len(flip.Ops) != 1 || !isMapAdd(model.MapHTTPRedirect)(flip.Ops[0]) {
+		t.Fatalf("Allow → Redirect: want one redirect add:\n%s", opsText(flip.Ops))
+	}
+}
+
+func TestOrderAddsBeforeDeletes(t *testing.T) {
+	c := loadCerts(t)
+	in := baseInput(c)
+	// Host and path change of an existing Route: new keys in, then old keys out.
+	_, p := runtimePlan(t, in, changeRoute(in, "app", "plain", func(r *routev1.Route) {
+		r.Spec.Host, r.Spec.Path = "moved.example.com", "/v2"
+	}))
+	before(t, p.Ops, "map adds before map deletes", isMapAdd(""), isMapDel(""))
+	if n := len(p.Ops); n != 4 {
+		t.Fatalf("want 2 adds and 2 deletes, got:\n%s", opsText(p.Ops))
+	}
+}
+
+func TestOrderCertificatesBeforeMaps(t *testing.T) {
+	c := loadCerts(t)
+	in := baseInput(c)
+	r := newRoute("app", "tls", "tls.example.com", 10, withService("s-extra"),
+		withTLS(routev1.TLSTerminationEdge, ""), withCert(c.other))
+	_, p := runtimePlan(t, in, withRoute(in, r))
+	before(t, p.Ops, "certificate stored before it is listed", isType[plan.SetCertificate], isType[plan.AddCrtListEntry])
+	before(t, p.Ops, "certificate listed before map entries", isType[plan.AddCrtListEntry], isMapOp)
+
+	// Removal: the map entries go first, then the crt-list line, then the certificate.
+	_, del := runtimePlan(t, withRoute(in, r), in)
+	before(t, del.Ops, "map deletes before the crt-list line goes", isMapOp, isType[plan.DelCrtListEntry])
+	before(t, del.Ops, "crt-list line before the certificate", isType[plan.DelCrtListEntry], isType[plan.DelCertificate])
+
+	// Rotation is one SetCertificate, nothing else.
+	_, rot := runtimePlan(t, withRoute(in, r), withRoute(in, newRoute("app", "tls", "tls.example.com", 10, withService("s-extra"),
+		withTLS(routev1.TLSTerminationEdge, ""), withCert(c.example))))
+	if len(rot.Ops) != 1 || rot.Ops[0].(plan.SetCertificate).New {
+		t.Fatalf("rotation: want one SetCertificate:\n%s", opsText(rot.Ops))
+	}
+	// A host change moves the SNI filter: del + add of the crt-list line, before the map changes.
+	_, sni := runtimePlan(t, withRoute(in, r), withRoute(in, newRoute("app", "tls", "tls2.example.com", 10, withService("s-extra"),
+		withTLS(routev1.TLSTerminationEdge, ""), withCert(c.other))))
+	before(t, sni.Ops, "crt-list line replaced", isType[plan.DelCrtListEntry], isType[plan.AddCrtListEntry])
+	before(t, sni.Ops, "crt-list line before map entries", isType[plan.AddCrtListEntry], isMapOp)
+}
+
+func TestOrderServersAroundMaps(t *testing.T) {
+	c := loadCerts(t)
+	in := baseInput(c)
+	r := newRoute("app", "new", "new.example.com", 10, withService("s-extra"),
+		withTLS(routev1.TLSTerminationReencrypt, routev1.InsecureEdgeTerminationPolicyRedirect), withDestCA(c.ca))
+	_, p := runtimePlan(t, in, withRoute(in, r))
+	spare := model.SpareBackendName(model.KindReencrypt, "random", 0)
+	before(t, p.Ops, "CA file before the servers that verify with it", isType[plan.SetCAFile], isServerOf(spare))
+	before(t, p.Ops, "servers before map entries pointing at the backend", isServerOf(spare), isMapOp)
+	wantSeq := []func(plan.Op) bool{isType[plan.AddServer], isType[plan.EnableHealth], isType[plan.SetServerState]}
+	first := indexOf(p.Ops, isType[plan.AddServer])
+	for i, m := range wantSeq {
+		if !m(p.Ops[first+i]) {
+			t.Fatalf("want add server, enable health, state ready:\n%s", opsText(p.Ops))
+		}
+	}
+	if st := p.Ops[first+2].(plan.SetServerState); st.State != model.StateReady {
+		t.Fatalf("state %s", st.State)
+	}
+	before(t, p.Ops, "dynamic cookies after the adds", isType[plan.AddServer], isType[plan.EnableDynamicCookie])
+	if a := p.Ops[first].(plan.AddServer); a.Backend.Name != spare || a.Backend.TLS == nil || a.Backend.TLS.CAFile != "app:new.pem" || a.Backend.Servers != nil {
+		t.Fatalf("AddServer backend %+v", a.Backend)
+	}
+
+	// Deleting the Route: map entries go before the released spare's servers, those before the CA.
+	applied2 := p.Next
+	d := translate(t, in, testOptions(2))
+	del := plan.Compute(applied2, d)
+	checkRuntimePlan(t, applied2, d, del)
+	before(t, del.Ops, "map deletes before the released backend's servers", isMapDel(""), isServerOf(spare))
+	before(t, del.Ops, "servers before the CA file", isServerOf(spare), isType[plan.DelCAFile])
+	maintBeforeDel(t, del.Ops)
+
+	// Same for a Route under its own name (retired).
+	_, ret := runtimePlan(t, in, withoutRoute(in, "app", "plain"))
+	before(t, ret.Ops, "map deletes before the retired backend's servers", isMapDel(""), isServerOf("be_http:app:plain"))
+}
+
+func TestOrderWithinBackend(t *testing.T) {
+	c := loadCerts(t)
+	in := baseInput(c)
+	// s-plain's pods move: one address replaced, one kept.
+	in2 := in
+	in2.EndpointSlices = append(in2.EndpointSlices[:0:0], in.EndpointSlices...)
+	in2.EndpointSlices[0] = newSlice("app", "s-plain", "127.0.1.1", "127.0.9.9")
+	_, p := runtimePlan(t, in, in2)
+	b := "be_http:app:plain"
+	before(t, p.Ops, "adds before removals", isType[plan.AddServer], isType[plan.DelServer])
+	before(t, p.Ops, "dynamic cookie before removals", isType[plan.EnableDynamicCookie], func(op plan.Op) bool {
+		o, ok := op.(plan.SetServerState)
+		return ok && o.State == model.StateMaint
+	})
+	for _, op := range p.Ops {
+		if !isServerOf(b)(op) {
+			t.Fatalf("unexpected op %s", op)
+		}
+	}
+	if len(p.Ops) != 6 {
+		t.Fatalf("want add, health, ready, dynamic cookie, maint, del:\n%s", opsText(p.Ops))
+	}
+
+	// Weights of a split Route: only SetServerWeight.
+	split := changeRoute(in, "app", "plain", withAlternate("s-extra", 50))
+	_, w := runtimePlan(t, split, changeRoute(in, "app", "plain", withAlternate("s-extra", 200)))
+	for _, op := range w.Ops {
+		if !isType[plan.SetServerWeight](op) {
+			t.Fatalf("weight change: unexpected op %s", op)
+		}
+	}
+	if len(w.Ops) != 4 {
+		t.Fatalf("want 4 weight changes:\n%s", opsText(w.Ops))
+	}
+}
+
+func TestOrderBackendsByName(t *testing.T) {
+	c := loadCerts(t)
+	in := baseInput(c)
+	in2 := in
+	in2.EndpointSlices = append(in2.EndpointSlices[:0:0], in.EndpointSlices...)
+	in2.EndpointSlices[3] = newSlice("app", "s-tcp", "127.0.2.1")
+	in2.EndpointSlices[0] = newSlice("app", "s-plain", "127.0.2.2")
+	in2.EndpointSlices[1] = newSlice("app", "s-edge", "127.0.2.3")
+	_, p := runtimePlan(t, in, in2)
+	var order []string
+	for _, op := range p.Ops {
+		if a, ok := op.(plan.AddServer); ok {
+			order = append(order, a.Backend.Name)
+		}
+	}
+	want := []string{"be_edge_http:app:edge", "be_http:app:plain", "be_tcp:app:tcp"}
+	if len(order) != 3 || order[0] != want[0] || order[1] != want[1] || order[2] != want[2] {
+		t.Fatalf("backend order %v, want %v", order, want)
+	}
+}
+
+// maintBeforeDel fails unless every DelServer directly follows the maint of the same server.
+func maintBeforeDel(t *testing.T, ops []plan.Op) {
+	t.Helper()
+	n := 0
+	for i, op := range ops {
+		d, ok := op.(plan.DelServer)
+		if !ok {
+			continue
+		}
+		n++
+		if i == 0 {
+			t.Fatalf("DelServer first:\n%s", opsText(ops))
+		}
+		if m, ok := ops[i-1].(plan.SetServerState); !ok || m.Backend != d.Backend || m.Server != d.Server || m.State != model.StateMaint {
+			t.Fatalf("op %d: DelServer without maint just before:\n%s", i, opsText(ops))
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no DelServer:\n%s", opsText(ops))
+	}
+}

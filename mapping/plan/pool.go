@@ -1,0 +1,104 @@
+package plan
+
+import (
+	"sort"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// kinds lists the backend kinds in pool order.
+var kinds = []model.BackendKind{model.KindHTTP, model.KindEdge, model.KindReencrypt, model.KindPassthrough}
+
+// balanceVariants returns the balance algorithms the pool holds spares of for a kind: the settings'
+// default for the kind, and roundrobin (the default of Routes split across Services) when it differs.
+// The result is sorted.
+func balanceVariants(s *model.Settings, k model.BackendKind) []string {
+	def := s.LoadBalanceAlgorithm
+	if k == model.KindPassthrough {
+		def = s.TCPBalanceScheme
+	}
+	if def == "roundrobin" {
+		return []string{def}
+	}
+	out := []string{def, "roundrobin"}
+	sort.Strings(out)
+	return out
+}
+
+// isVariant reports whether balance is one of the pool's variants for the kind.
+func isVariant(s *model.Settings, k model.BackendKind, balance string) bool {
+	for _, v := range balanceVariants(s, k) {
+		if v == balance {
+			return true
+		}
+	}
+	return false
+}
+
+// spareTemplate returns the options Translate gives a Route of the kind without annotations and with
+// the given balance, under the backend name name (which fixes the default cookie). TLS is left nil:
+// the caller decides (a claim uses the Route's; a backend without a Route has none).
+func spareTemplate(s *model.Settings, k model.BackendKind, balance, name string) model.Backend {
+	b := model.Backend{
+		Name:          name,
+		Kind:          k,
+		Mode:          k.Mode(),
+		Balance:       balance,
+		CheckInterval: s.CheckInterval,
+	}
+	if k != model.KindPassthrough {
+		b.Cookie = &model.Cookie{
+			Name:   model.DefaultCookieName(name),
+			Key:    model.DefaultCookieKey(name),
+			Secure: k == model.KindEdge || k == model.KindReencrypt,
+		}
+		b.ForwardedHeaders = s.ForwardedHeaders
+	}
+	return b
+}
+
+// unclaimedTLS returns the TLS settings of a backend without a Route: none. A reencrypt backend's CA
+// file is used only by its server lines, and such a backend has no servers (render accepts it).
+func unclaimedTLS(model.BackendKind) *model.BackendTLS { return nil }
+
+// freeSpare returns spare number i of the kind and balance, unclaimed and without servers.
+func freeSpare(s *model.Settings, k model.BackendKind, balance string, i int) model.Backend {
+	b := spareTemplate(s, k, balance, model.SpareBackendName(k, balance, i))
+	b.Spare = true
+	b.TLS = unclaimedTLS(k)
+	b.Servers = []model.Server{}
+	return b
+}
+
+// WithPool returns desired as a reload installs it: every backend under its own name, no retired
+// backends, and a full spare pool (Settings.SparePoolSize per kind and balance variant).
+//
+// For every kind (http, edge, reencrypt, passthrough) and balance variant (the kind's settings default,
+// and roundrobin when that differs) the pool holds SparePoolSize free spares named
+// model.SpareBackendName(kind, balance, i), with the options Translate gives an annotation-free Route
+// of that kind and balance, the default cookie of the spare's own name, no servers and no Route.
+// Reencrypt spares have no TLS settings until claimed. The result shares read-only data (servers,
+// PEM strings) with desired; desired is not modified.
+func WithPool(desired *model.Config) *model.Config {
+	if desired == nil {
+		return nil
+	}
+	out := *desired
+	s := &desired.Settings
+	n := max(0, s.SparePoolSize)
+	out.Backends = make([]model.Backend, 0, len(desired.Backends)+n*len(kinds)*2)
+	out.Backends = append(out.Backends, desired.Backends...)
+	for _, k := range kinds {
+		for _, balance := range balanceVariants(s, k) {
+			for i := 0; i < n; i++ {
+				out.Backends = append(out.Backends, freeSpare(s, k, balance, i))
+			}
+		}
+	}
+	sortBackends(out.Backends)
+	return &out
+}
+
+func sortBackends(bs []model.Backend) {
+	sort.Slice(bs, func(i, j int) bool { return bs[i].Name < bs[j].Name })
+}

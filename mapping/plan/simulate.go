@@ -1,0 +1,403 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// Simulate applies ops to a copy of applied the way HAProxy would, for tests and for the equivalence
+// property RuntimeView(Simulate(applied, Compute(applied, desired).Ops)) ==
+// RuntimeView(Compute(...).Next). It returns an error where HAProxy would refuse an op, and where our
+// use of HAProxy forbids one:
+//
+//   - AddServer adds the server in maint with the weight of its spec; the backend must exist and the
+//     server must not; a CA file it verifies with must be loaded. SetServerState, SetServerWeight and
+//     EnableHealth need the server; DelServer needs it in maint. EnableDynamicCookie needs a backend
+//     with a cookie.
+//   - AddMapEntry of an existing key is an error (haroute never adds duplicates, although HAProxy
+//     would); SetMapEntry and DelMapEntry need the key; every map op needs the map.
+//   - Certificates are kept as a store (name → PEM) and a crt-list (name → SNI filter and ALPN):
+//     SetCertificate New needs an absent name, otherwise a present one; AddCrtListEntry needs the
+//     certificate stored and not listed; DelCrtListEntry needs it listed; DelCertificate needs it
+//     stored and no longer listed. In the result every stored certificate must be listed and every
+//     listed one stored (the model cannot express anything else).
+//   - SetCAFile New needs an absent name, otherwise a present one; DelCAFile needs it present and
+//     used by no server.
+//
+// applied is not modified. The result is sorted as model.Validate wants.
+func Simulate(applied *model.Config, ops []Op) (*model.Config, error) {
+	if applied == nil {
+		return nil, errors.New("simulate: no applied config")
+	}
+	s := newSimState(applied)
+	for i, op := range ops {
+		if err := s.apply(op); err != nil {
+			return nil, fmt.Errorf("simulate: op %d (%s): %w", i, op, err)
+		}
+	}
+	if err := s.finish(); err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	return s.cfg, nil
+}
+
+// crtLine is a certificate's crt-list line.
+type crtLine struct {
+	sni  []string
+	alpn string
+}
+
+// simState is the state Simulate works on.
+type simState struct {
+	cfg      *model.Config
+	store    map[string]string  // certificate name → PEM
+	list     map[string]crtLine // certificate name → crt-list line
+	cas      map[string]string  // CA file name → PEM
+	serverCA map[string]string  // "backend/server" → CA file the server verifies with
+}
+
+func newSimState(applied *model.Config) *simState {
+	s := &simState{
+		cfg:      deepCopy(applied),
+		store:    map[string]string{},
+		list:     map[string]crtLine{},
+		cas:      map[string]string{},
+		serverCA: map[string]string{},
+	}
+	for _, c := range s.cfg.Certificates {
+		s.store[c.Name] = c.PEM
+		s.list[c.Name] = crtLine{sni: c.SNI, alpn: c.ALPN}
+	}
+	for _, ca := range s.cfg.CAFiles {
+		s.cas[ca.Name] = ca.PEM
+	}
+	for _, b := range s.cfg.Backends {
+		if b.TLS == nil {
+			continue
+		}
+		for _, srv := range b.Servers {
+			s.serverCA[b.Name+"/"+srv.Name] = b.TLS.CAFile
+		}
+	}
+	return s
+}
+
+// deepCopy copies everything Simulate changes (options are shared: they are never changed).
+func deepCopy(c *model.Config) *model.Config {
+	out := *c
+	out.Frontends = slices.Clone(c.Frontends)
+	out.Backends = make([]model.Backend, len(c.Backends))
+	for i, b := range c.Backends {
+		b.Servers = slices.Clone(b.Servers)
+		out.Backends[i] = b
+	}
+	out.Maps = make([]model.MapFile, len(c.Maps))
+	for i, m := range c.Maps {
+		out.Maps[i] = model.MapFile{Name: m.Name, Entries: slices.Clone(m.Entries)}
+	}
+	out.Certificates = make([]model.Certificate, len(c.Certificates))
+	for i, crt := range c.Certificates {
+		crt.SNI = slices.Clone(crt.SNI)
+		out.Certificates[i] = crt
+	}
+	out.CAFiles = slices.Clone(c.CAFiles)
+	out.Routes = slices.Clone(c.Routes)
+	return &out
+}
+
+// server returns the backend and the index of the server in it (-1 when absent).
+func (s *simState) server(backend, server string) (*model.Backend, int, error) {
+	b := s.cfg.Backend(backend)
+	if b == nil {
+		return nil, -1, fmt.Errorf("no such backend %q", backend)
+	}
+	i := sort.Search(len(b.Servers), func(i int) bool { return b.Servers[i].Name >= server })
+	if i < len(b.Servers) && b.Servers[i].Name == server {
+		return b, i, nil
+	}
+	return b, -1, nil
+}
+
+// existing returns the server, or an error when it is absent.
+func (s *simState) existing(backend, server string) (*model.Server, error) {
+	b, i, err := s.server(backend, server)
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 {
+		return nil, fmt.Errorf("no such server %s/%s", backend, server)
+	}
+	return &b.Servers[i], nil
+}
+
+func (s *simState) apply(op Op) error {
+	switch o := op.(type) {
+	case AddServer:
+		return s.addServer(o)
+	case DelServer:
+		b, i, err := s.server(o.Backend, o.Server)
+		if err != nil {
+			return err
+		}
+		if i < 0 {
+			return fmt.Errorf("no such server %s/%s", o.Backend, o.Server)
+		}
+		if b.Servers[i].State != model.StateMaint {
+			return fmt.Errorf("server %s/%s is not in maintenance", o.Backend, o.Server)
+		}
+		b.Servers = slices.Delete(b.Servers, i, i+1)
+		delete(s.serverCA, o.Backend+"/"+o.Server)
+	case SetServerWeight:
+		srv, err := s.existing(o.Backend, o.Server)
+		if err != nil {
+			return err
+		}
+		if o.Weight < 0 || o.Weight > 256 {
+			return fmt.Errorf("weight %d out of 0-256", o.Weight)
+		}
+		srv.Weight = o.Weight
+	case SetServerState:
+		srv, err := s.existing(o.Backend, o.Server)
+		if err != nil {
+			return err
+		}
+		switch o.State {
+		case model.StateReady, model.StateDrain, model.StateMaint:
+		default:
+			return fmt.Errorf("invalid state %q", o.State)
+		}
+		srv.State = o.State
+	case EnableHealth:
+		_, err := s.existing(o.Backend, o.Server)
+		return err
+	case EnableDynamicCookie:
+		b := s.cfg.Backend(o.Backend)
+		if b == nil {
+			return fmt.Errorf("no such backend %q", o.Backend)
+		}
+		if b.Cookie == nil {
+			return fmt.Errorf("backend %q has no dynamic cookie", o.Backend)
+		}
+	case AddMapEntry, SetMapEntry, DelMapEntry, ReplaceMap:
+		return s.mapOp(op)
+	default:
+		return s.tlsOp(op)
+	}
+	return nil
+}
+
+func (s *simState) addServer(o AddServer) error {
+	b, i, err := s.server(o.Backend.Name, o.Server.Name)
+	if err != nil {
+		return err
+	}
+	if i >= 0 {
+		return fmt.Errorf("server %s/%s already exists", b.Name, o.Server.Name)
+	}
+	srv := o.Server
+	if !model.ValidName(srv.Name) {
+		return fmt.Errorf("invalid server name %q", srv.Name)
+	}
+	if srv.Weight < 0 || srv.Weight > 256 {
+		return fmt.Errorf("weight %d out of 0-256", srv.Weight)
+	}
+	if o.Backend.Kind == model.KindReencrypt && o.Backend.TLS == nil {
+		return errors.New("a reencrypt server needs TLS settings (a CA file to verify with)")
+	}
+	if o.Backend.TLS != nil {
+		ca := o.Backend.TLS.CAFile
+		if _, ok := s.cas[ca]; !ok && !strings.HasPrefix(ca, "/") {
+			return fmt.Errorf("CA file %q is not loaded", ca)
+		}
+		s.serverCA[b.Name+"/"+srv.Name] = ca
+	}
+	srv.State = model.StateMaint
+	i = sort.Search(len(b.Servers), func(i int) bool { return b.Servers[i].Name >= srv.Name })
+	b.Servers = slices.Insert(b.Servers, i, srv)
+	return nil
+}
+
+func (s *simState) mapOp(op Op) error {
+	var name string
+	switch o := op.(type) {
+	case AddMapEntry:
+		name = o.Map
+	case SetMapEntry:
+		name = o.Map
+	case DelMapEntry:
+		name = o.Map
+	case ReplaceMap:
+		name = o.Map
+	}
+	m := s.cfg.Map(name)
+	if m == nil {
+		return fmt.Errorf("unknown map %q", name)
+	}
+	find := func(key string) (int, bool) {
+		i := sort.Search(len(m.Entries), func(i int) bool { return m.Entries[i].Key >= key })
+		return i, i < len(m.Entries) && m.Entries[i].Key == key
+	}
+	switch o := op.(type) {
+	case AddMapEntry:
+		i, found := find(o.Key)
+		if found {
+			return fmt.Errorf("map %s: key %q already present", name, o.Key)
+		}
+		if !model.ValidMapToken(o.Key) || !model.ValidMapToken(o.Value) {
+			return fmt.Errorf("map %s: invalid entry %q %q", name, o.Key, o.Value)
+		}
+		m.Entries = slices.Insert(m.Entries, i, model.MapEntry{Key: o.Key, Value: o.Value})
+	case SetMapEntry:
+		i, found := find(o.Key)
+		if !found {
+			return fmt.Errorf("map %s: key %q not found", name, o.Key)
+		}
+		if !model.ValidMapToken(o.Value) {
+			return fmt.Errorf("map %s: invalid value %q", name, o.Value)
+		}
+		m.Entries[i].Value = o.Value
+	case DelMapEntry:
+		i, found := find(o.Key)
+		if !found {
+			return fmt.Errorf("map %s: key %q not found", name, o.Key)
+		}
+		m.Entries = slices.Delete(m.Entries, i, i+1)
+	case ReplaceMap:
+		entries := slices.Clone(o.Entries)
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
+		for i, e := range entries {
+			if i > 0 && entries[i-1].Key == e.Key {
+				return fmt.Errorf("map %s: duplicate key %q", name, e.Key)
+			}
+			if !model.ValidMapToken(e.Key) || !model.ValidMapToken(e.Value) {
+				return fmt.Errorf("map %s: invalid entry %q %q", name, e.Key, e.Value)
+			}
+		}
+		m.Entries = entries
+	}
+	return nil
+}
+
+func (s *simState) tlsOp(op Op) error {
+	switch o := op.(type) {
+	case SetCertificate:
+		_, ok := s.store[o.Cert.Name]
+		if o.New && ok {
+			return fmt.Errorf("certificate %q already exists", o.Cert.Name)
+		}
+		if !o.New && !ok {
+			return fmt.Errorf("no certificate %q", o.Cert.Name)
+		}
+		if o.Cert.PEM == "" || model.HasBlankLine(o.Cert.PEM) {
+			return fmt.Errorf("certificate %q: empty PEM or PEM with a blank line", o.Cert.Name)
+		}
+		s.store[o.Cert.Name] = o.Cert.PEM
+	case AddCrtListEntry:
+		if _, ok := s.store[o.Cert.Name]; !ok {
+			return fmt.Errorf("no certificate %q", o.Cert.Name)
+		}
+		if _, ok := s.list[o.Cert.Name]; ok {
+			return fmt.Errorf("certificate %q is already in the crt-list", o.Cert.Name)
+		}
+		s.list[o.Cert.Name] = crtLine{sni: slices.Clone(o.Cert.SNI), alpn: o.Cert.ALPN}
+	case DelCrtListEntry:
+		if _, ok := s.list[o.Cert]; !ok {
+			return fmt.Errorf("certificate %q is not in the crt-list", o.Cert)
+		}
+		delete(s.list, o.Cert)
+	case DelCertificate:
+		if _, ok := s.store[o.Cert]; !ok {
+			return fmt.Errorf("no certificate %q", o.Cert)
+		}
+		if _, ok := s.list[o.Cert]; ok {
+			return fmt.Errorf("certificate %q is still in the crt-list", o.Cert)
+		}
+		delete(s.store, o.Cert)
+	case SetCAFile:
+		_, ok := s.cas[o.CA.Name]
+		if o.New && ok {
+			return fmt.Errorf("CA file %q already exists", o.CA.Name)
+		}
+		if !o.New && !ok {
+			return fmt.Errorf("no CA file %q", o.CA.Name)
+		}
+		if o.CA.PEM == "" || model.HasBlankLine(o.CA.PEM) {
+			return fmt.Errorf("CA file %q: empty PEM or PEM with a blank line", o.CA.Name)
+		}
+		s.cas[o.CA.Name] = o.CA.PEM
+	case DelCAFile:
+		if _, ok := s.cas[o.CA]; !ok {
+			return fmt.Errorf("no CA file %q", o.CA)
+		}
+		for srv, ca := range s.serverCA {
+			if ca == o.CA {
+				return fmt.Errorf("CA file %q is used by server %s", o.CA, srv)
+			}
+		}
+		delete(s.cas, o.CA)
+	default:
+		return fmt.Errorf("unknown op %T", op)
+	}
+	return nil
+}
+
+// finish rebuilds the certificates and CA files from the store, the crt-list and the CA files.
+func (s *simState) finish() error {
+	var errs []error
+	certs := make([]model.Certificate, 0, len(s.store))
+	for name, pem := range s.store {
+		line, ok := s.list[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("certificate %q is stored but not in the crt-list", name))
+			continue
+		}
+		certs = append(certs, model.Certificate{Name: name, PEM: pem, SNI: line.sni, ALPN: line.alpn})
+	}
+	for name := range s.list {
+		if _, ok := s.store[name]; !ok {
+			errs = append(errs, fmt.Errorf("certificate %q is in the crt-list but not stored", name))
+		}
+	}
+	sort.Slice(certs, func(i, j int) bool { return certs[i].Name < certs[j].Name })
+	cas := make([]model.CAFile, 0, len(s.cas))
+	for name, pem := range s.cas {
+		cas = append(cas, model.CAFile{Name: name, PEM: pem})
+	}
+	sort.Slice(cas, func(i, j int) bool { return cas[i].Name < cas[j].Name })
+	s.cfg.Certificates, s.cfg.CAFiles = certs, cas
+	return errors.Join(errs...)
+}
+
+// RuntimeView returns cfg reduced to what the runtime path owns, for comparing states: every backend
+// by name with its servers (name, address, port, weight, state, verified host; not the Service, which
+// is bookkeeping), the map files, the certificates (with their crt-list SNI filter and ALPN) and the CA
+// files. Empty collections are empty slices, never nil, so equal views are reflect.DeepEqual.
+func RuntimeView(cfg *model.Config) *model.Config {
+	out := &model.Config{
+		Backends:     make([]model.Backend, len(cfg.Backends)),
+		Maps:         make([]model.MapFile, len(cfg.Maps)),
+		Certificates: make([]model.Certificate, len(cfg.Certificates)),
+		CAFiles:      append([]model.CAFile{}, cfg.CAFiles...),
+	}
+	for i, b := range cfg.Backends {
+		servers := make([]model.Server, len(b.Servers))
+		for j, srv := range b.Servers {
+			srv.Service = ""
+			servers[j] = srv
+		}
+		out.Backends[i] = model.Backend{Name: b.Name, Servers: servers}
+	}
+	for i, m := range cfg.Maps {
+		out.Maps[i] = model.MapFile{Name: m.Name, Entries: append([]model.MapEntry{}, m.Entries...)}
+	}
+	for i, c := range cfg.Certificates {
+		c.SNI = append([]string{}, c.SNI...)
+		out.Certificates[i] = c
+	}
+	return out
+}
