@@ -132,7 +132,7 @@ func TestRouteTLS(t *testing.T) {
 		}), reject: "mutually exclusive"},
 		{name: "ca without certificate", tls: edgeTLS(func(c *routev1.TLSConfig) { c.CACertificate = ca }), reject: "caCertificate"},
 		{name: "edge with destination CA", tls: edgeTLS(func(c *routev1.TLSConfig) { c.DestinationCACertificate = ca }), reject: "destinationCACertificate"},
-		{name: "reencrypt with destination CA", tls: &routev1.TLSConfig{Termination: routev1.TLSTerminationReencrypt, DestinationCACertificate: ca}, wantCA: "ns:reencrypt-with-destination-ca.pem"},
+		{name: "reencrypt with destination CA", tls: &routev1.TLSConfig{Termination: routev1.TLSTerminationReencrypt, DestinationCACertificate: ca}, wantCA: "ns_reencrypt-with-destination-ca.pem"},
 		{name: "reencrypt default CA", tls: &routev1.TLSConfig{Termination: routev1.TLSTerminationReencrypt}, defCA: "/etc/ca/service-ca.crt", wantCA: "/etc/ca/service-ca.crt"},
 		{name: "reencrypt without CA", tls: &routev1.TLSConfig{Termination: routev1.TLSTerminationReencrypt}, reject: "no default destination CA configured"},
 		{name: "reencrypt bad destination CA", tls: &routev1.TLSConfig{Termination: routev1.TLSTerminationReencrypt, DestinationCACertificate: key}, reject: "destinationCACertificate"},
@@ -165,7 +165,7 @@ func TestRouteTLS(t *testing.T) {
 			}
 			if tt.wantCert {
 				c := cfg.Certificates[0]
-				if c.Name != "ns:"+name+".pem" || len(c.SNI) != 1 || c.SNI[0] != name+".example.com" || c.ALPN != "h2,http/1.1" {
+				if c.Name != "ns_"+name+".pem" || len(c.SNI) != 1 || c.SNI[0] != name+".example.com" || c.ALPN != "h2,http/1.1" {
 					t.Fatalf("certificate %+v", c)
 				}
 				if cfg.Routes[0].Certificate != c.Name {

@@ -189,10 +189,13 @@ func (a *admission) info() model.RouteInfo {
 	return ri
 }
 
-// routeFileName is the certificate and CA file name of a Route: "<ns>:<route>.pem". Both parts are
-// validated DNS-1123 names, so the name is a safe file name.
+// routeFileName is the certificate and CA file name of a Route: "<ns>_<route>.pem". Both parts are
+// validated DNS-1123 names, which hold no "_", so the name is unique and a safe file name. OpenShift
+// writes "<ns>:<route>.pem"; HAProxy 2.6 cannot name a path with ":" on its CLI (`del ssl crt-list`
+// refuses it as a line number, `show ssl ca-file` likewise), which would turn every certificate
+// removal into a reload.
 func (a *admission) routeFileName() string {
-	return a.namespace + ":" + a.name + ".pem"
+	return a.namespace + "_" + a.name + ".pem"
 }
 
 // trimSlash returns the Route path without its trailing "/" ("" for the root).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/sync/source"
 )
 
@@ -182,7 +183,7 @@ func (a *app) render(f renderFlags, changed func(string) bool) error {
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	if err := writeTree(out, files); err != nil {
+	if err := reload.WriteFiles(out, files); err != nil {
 		return err
 	}
 

@@ -198,7 +198,7 @@ func TestComputeStructural(t *testing.T) {
 		"balance annotation": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
 			return changeRoute(in, "app", "plain", withAnnotation(mapping.AnnotationBalance, "leastconn")), o
 		}, []plan.Reason{{Kind: plan.BackendOptionsChanged, Subject: "be_http:app:plain", Detail: "balance"}}},
-		"alternate backend makes roundrobin": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+		"alternate backend makes roundrobin, no spare": {0, func(o mapping.Options) (mapping.Input, mapping.Options) {
 			return changeRoute(in, "app", "plain", withAlternate("s-extra", 50)), o
 		}, []plan.Reason{{Kind: plan.BackendOptionsChanged, Subject: "be_http:app:plain", Detail: "balance"}}},
 		"timeout annotation on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
@@ -285,7 +285,7 @@ func TestComputeClaimReleaseRetire(t *testing.T) {
 	}
 	if i := indexOf(p.Ops, func(op plan.Op) bool {
 		o, ok := op.(plan.SetCAFile)
-		return ok && o.New && o.CA.Name == "app:secure2.pem"
+		return ok && o.New && o.CA.Name == "app_secure2.pem"
 	}); i != 0 {
 		t.Fatalf("want SetCAFile first, ops:\n%s", opsText(p.Ops))
 	}
@@ -419,4 +419,55 @@ func deepCopyConfig(t *testing.T, c *model.Config) *model.Config {
 		t.Fatal("JSON round trip is not exact; compare another way")
 	}
 	return &out
+}
+
+// TestComputeMovesToSpareOnBalanceChange: a Route that gets an alternate backend switches to
+// roundrobin; HAProxy cannot change a backend's balance at runtime, so the Route moves to a free
+// roundrobin spare and its old backend is retired — no reload, no moment without a backend.
+func TestComputeMovesToSpareOnBalanceChange(t *testing.T) {
+	in := baseInput(loadCerts(t))
+	applied := plan.WithPool(translate(t, in, testOptions(2)))
+	d := translate(t, changeRoute(in, "app", "plain", withAlternate("s-extra", 50)), testOptions(2))
+	p := plan.Compute(applied, d)
+	if p.NeedsReload() {
+		t.Fatalf("reload: %v", p.Structural)
+	}
+	spare := model.SpareBackendName(model.KindHTTP, "roundrobin", 0)
+	moved := p.Next.Backend(spare)
+	if moved == nil || moved.Route != "app/plain" || moved.Balance != "roundrobin" || len(moved.Servers) == 0 {
+		t.Fatalf("the Route did not move to %s: %+v", spare, moved)
+	}
+	if old := p.Next.Backend("be_http:app:plain"); old == nil || !old.Retired || len(old.Servers) != 0 || old.Route != "" {
+		t.Fatalf("old backend not retired: %+v", old)
+	}
+	var setIdx, delIdx, addIdx = -1, -1, -1
+	for i, op := range p.Ops {
+		switch o := op.(type) {
+		case plan.AddServer:
+			if o.Backend.Name == spare && addIdx < 0 {
+				addIdx = i
+			}
+		case plan.SetMapEntry:
+			if o.Value == spare && setIdx < 0 {
+				setIdx = i
+			}
+		case plan.DelServer:
+			if o.Backend == "be_http:app:plain" {
+				delIdx = i
+			}
+		}
+	}
+	if addIdx < 0 || setIdx < 0 || delIdx < 0 || !(addIdx < setIdx && setIdx < delIdx) {
+		t.Fatalf("want servers added to the spare, then map entries switched, then old servers removed; got add %d, set %d, del %d in %v", addIdx, setIdx, delIdx, p.Ops)
+	}
+	sim, err := plan.Simulate(applied, p.Ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(plan.RuntimeView(sim), plan.RuntimeView(p.Next)) {
+		t.Fatal("Simulate(applied, ops) differs from Next")
+	}
+	if again := plan.Compute(p.Next, d); again.NeedsReload() || len(again.Ops) != 0 {
+		t.Fatalf("planning again from Next is not empty: %v %v", again.Structural, again.Ops)
+	}
 }

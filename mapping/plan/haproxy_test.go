@@ -111,7 +111,7 @@ func TestServerSpecOfClaimedSpare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "ssl verify required ca-file /var/lib/haproxy/router/cacerts/app:n.pem verifyhost s-extra.app.svc sni str(s-extra.app.svc)"
+	want := "ssl verify required ca-file /var/lib/haproxy/router/cacerts/app_n.pem verifyhost s-extra.app.svc sni str(s-extra.app.svc)"
 	if !strings.Contains(spec, want) {
 		t.Fatalf("server spec %q lacks %q", spec, want)
 	}

@@ -34,7 +34,8 @@ type claimKey struct {
 // spares for new Routes whose options are the defaults, and derives Next's backends:
 //   - a desired backend matches the applied one of the same name that is not retired, or else the
 //     claimed spare serving the same Route with the same kind;
-//   - a match with other options is BackendOptionsChanged;
+//   - a match with other options moves to a free spare when the new options are a spare template
+//     (the old backend is released or retired), and is BackendOptionsChanged otherwise;
 //   - a new backend with spare options claims the free spare of its kind and balance with the lowest
 //     name (PoolExhausted when none is left), other new backends are NewBackend;
 //   - applied backends left over are released (claimed spares, back in the pool) or retired (backends
@@ -89,10 +90,22 @@ func matchBackends(applied, desired *model.Config) matching {
 		if ai >= 0 {
 			a := &applied.Backends[ai]
 			used[ai] = true
-			if diffs := optionDiff(a, d); len(diffs) > 0 {
+			diffs := optionDiff(a, d)
+			if len(diffs) == 0 {
+				served[ai] = d
+				continue
+			}
+			// Options changed: HAProxy cannot change them at runtime, but when the new options are a
+			// spare template (a Route that went from one Service to several switches to roundrobin, or
+			// back) the Route moves to a free spare of the new variant and its old backend is released
+			// or retired — the same as a new Route, with no reload.
+			k := spareKey{d.Kind, d.Balance}
+			if d.Spare || d.Retired || d.Route == "" || len(free[k]) == 0 || len(spareFit(&desired.Settings, d, appliedCA, modelCA)) > 0 {
 				m.reasons = append(m.reasons, Reason{Kind: BackendOptionsChanged, Subject: d.Name, Detail: strings.Join(diffs, ", ")})
 				continue
 			}
+			ai, free[k] = free[k][0], free[k][1:]
+			used[ai] = true
 			served[ai] = d
 			continue
 		}

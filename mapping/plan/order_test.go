@@ -158,7 +158,7 @@ func TestOrderServersAroundMaps(t *testing.T) {
 		t.Fatalf("state %s", st.State)
 	}
 	before(t, p.Ops, "dynamic cookies after the adds", isType[plan.AddServer], isType[plan.EnableDynamicCookie])
-	if a := p.Ops[first].(plan.AddServer); a.Backend.Name != spare || a.Backend.TLS == nil || a.Backend.TLS.CAFile != "app:new.pem" || a.Backend.Servers != nil {
+	if a := p.Ops[first].(plan.AddServer); a.Backend.Name != spare || a.Backend.TLS == nil || a.Backend.TLS.CAFile != "app_new.pem" || a.Backend.Servers != nil {
 		t.Fatalf("AddServer backend %+v", a.Backend)
 	}
 

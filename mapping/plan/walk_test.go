@@ -299,7 +299,7 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 				r.refs = append(r.refs, walkRef{svc: w.pickService(r.ns, r.refs), weight: int32(1 + w.rng.Intn(256))})
 			}
 			if r.balanceOf(s) != before {
-				return "alternate backends (balance changes)", expectation(plan.BackendOptionsChanged)
+				return "alternate backends (balance changes)", w.moveOutcome(applied, r, s)
 			}
 			return "alternate backends", expectRuntime
 		case n < 68:
@@ -368,7 +368,7 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 			if r.balanceOf(s) == before {
 				return "balance annotation (same balance)", expectRuntime
 			}
-			return "balance annotation", expectation(plan.BackendOptionsChanged)
+			return "balance annotation", w.moveOutcome(applied, r, s)
 		case n < 95:
 			if w.opts.CheckInterval == "5000ms" {
 				w.opts.CheckInterval = "4s"
@@ -380,6 +380,16 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 			return "no change", expectRuntime
 		}
 	}
+}
+
+// moveOutcome is the expected outcome of a change of r's backend options: a move to a free spare
+// (runtime) when r's new options are a spare template (no annotation: the default or roundrobin
+// balance), else BackendOptionsChanged.
+func (w *walkWorld) moveOutcome(applied *model.Config, r *walkRoute, s *model.Settings) expectation {
+	if r.balance == "" && freeSpares(applied, r.kind(), r.balanceOf(s)) > 0 {
+		return expectRuntime
+	}
+	return expectation(plan.BackendOptionsChanged)
 }
 
 // freeSpares counts the unclaimed spares of a kind and balance.

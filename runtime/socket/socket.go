@@ -2,6 +2,21 @@
 // Every command helper checks the reply against what HAProxy answers on success — HAProxy 2.6 answers
 // an unknown or malformed command with help text, and most successful changes with an empty line — and
 // returns a typed error otherwise. It imports no Kubernetes code.
+//
+// It is haroute's own small client rather than client-native's runtime package: client-native v6
+// reports HAProxy 2.6's help text (the answer to an unknown or malformed command) as success, while
+// this package compares every reply with the exact answer HAProxy 2.6.12 gives on success (the
+// strings are in replies.go) and maps the known refusals to ErrNotFound, ErrExists, ErrBusy and
+// ErrUnsupported.
+//
+// Framing. A Runner is either an *Admin (one connection per command, non-interactive mode: HAProxy
+// closes the connection after the reply) or a *Session (one connection in interactive "prompt" mode,
+// where a reply ends at the "\n> " prompt). Both return the same reply text: HAProxy's answer without
+// the empty line that ends it, so "" is the empty success answer of most changes. A command line is
+// refused before anything is sent when it holds "\n", "\r" or ";" (HAProxy would run a second
+// command); a payload is refused when it holds an empty or whitespace-only line (HAProxy would end the
+// payload there and run the rest as commands). The typed helpers also escape backslashes and refuse
+// arguments with whitespace, so that every argument reaches HAProxy as the one word it was meant to be.
 package socket
 
 import (
@@ -22,6 +37,12 @@ var (
 	ErrBusy = errors.New("refused for now")
 	// ErrUnexpectedReply: the reply is none of the known answers (help text, an error message).
 	ErrUnexpectedReply = errors.New("unexpected reply")
+	// ErrUnsupported: HAProxy cannot do this at runtime at all (e.g. 2.6 cannot delete the crt-list
+	// entry of a certificate whose path contains ':'); only a reload gets there.
+	ErrUnsupported = errors.New("not possible at runtime")
+	// ErrInvalid: the command, argument or payload was refused before anything was sent (it would
+	// have been split into other commands or arguments by HAProxy's parser).
+	ErrInvalid = errors.New("invalid command")
 )
 
 // CommandError is a command HAProxy did not carry out, with its reply. It wraps one of the errors
@@ -42,6 +63,26 @@ func (e *CommandError) Unwrap() error { return e.Err }
 type Options struct {
 	// Timeout bounds one command (dial, write, read); default 5 s.
 	Timeout time.Duration
-	// Retry bounds reconnect attempts when the socket is unavailable; default 5 s total.
+	// Retry bounds reconnect attempts when the socket is unavailable; default 5 s total. A negative
+	// value disables retries (one attempt).
 	RetryFor time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultTimeout  = 5 * time.Second
+	DefaultRetryFor = 5 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.RetryFor == 0 {
+		o.RetryFor = DefaultRetryFor
+	}
+	if o.RetryFor < 0 {
+		o.RetryFor = 0
+	}
+	return o
 }

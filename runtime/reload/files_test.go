@@ -1,4 +1,4 @@
-package main
+package reload
 
 import (
 	"io/fs"
@@ -28,7 +28,7 @@ func mode(t *testing.T, path string) fs.FileMode {
 	return st.Mode().Perm()
 }
 
-func TestWriteTree(t *testing.T) {
+func TestWriteFiles(t *testing.T) {
 	out := t.TempDir()
 	files := []render.File{
 		{Path: "conf/haproxy.cfg", Data: []byte("global\n")},
@@ -55,7 +55,7 @@ func TestWriteTree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := writeTree(out, files); err != nil {
+	if err := WriteFiles(out, files); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
@@ -98,7 +98,7 @@ func TestWriteTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	files[1].Data = []byte("b/ be_http:ns:b\n")
-	if err := writeTree(out, files); err != nil {
+	if err := WriteFiles(out, files); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, filepath.Join(out, "conf/os_http_be.map")); got != "b/ be_http:ns:b\n" {
@@ -109,21 +109,21 @@ func TestWriteTree(t *testing.T) {
 	}
 }
 
-func TestWriteTreeRefusesEscapingPaths(t *testing.T) {
+func TestWriteFilesRefusesEscapingPaths(t *testing.T) {
 	for _, p := range []string{"../x.map", "/etc/x.map", "conf/../../x.map", "conf//x.map", ""} {
-		if err := writeTree(t.TempDir(), []render.File{{Path: p, Data: []byte("x")}}); err == nil {
+		if err := WriteFiles(t.TempDir(), []render.File{{Path: p, Data: []byte("x")}}); err == nil {
 			t.Errorf("path %q accepted", p)
 		}
 	}
 }
 
-func TestWriteTreeReportsTheFile(t *testing.T) {
+func TestWriteFilesReportsTheFile(t *testing.T) {
 	out := t.TempDir()
 	// conf is a file, so nothing can be written under it.
 	if err := os.WriteFile(filepath.Join(out, "conf"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := writeTree(out, []render.File{{Path: "conf/haproxy.cfg", Data: []byte("x")}})
+	err := WriteFiles(out, []render.File{{Path: "conf/haproxy.cfg", Data: []byte("x")}})
 	if err == nil {
 		t.Fatal("write under a file succeeded")
 	}

@@ -1,0 +1,267 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/socket"
+)
+
+// fakeHAProxy is a socket.Runner that records commands and answers with HAProxy 2.6's success
+// replies, or with the reply set in fail for a command.
+type fakeHAProxy struct {
+	sent []string
+	fail map[string]string
+}
+
+func (f *fakeHAProxy) Command(_ context.Context, cmd string) (string, error) {
+	f.sent = append(f.sent, cmd)
+	return f.reply(cmd, ""), nil
+}
+
+func (f *fakeHAProxy) Payload(_ context.Context, cmd, payload string) (string, error) {
+	f.sent = append(f.sent, cmd+" <<\n"+strings.TrimSuffix(payload, "\n"))
+	return f.reply(cmd, payload), nil
+}
+
+func (f *fakeHAProxy) reply(cmd, payload string) string {
+	if r, ok := f.fail[cmd]; ok {
+		return r
+	}
+	w := strings.Fields(cmd)
+	last := w[len(w)-1]
+	switch {
+	case strings.HasPrefix(cmd, "add server"):
+		return "New server registered.\n"
+	case strings.HasPrefix(cmd, "del server"):
+		return "Server deleted.\n"
+	case strings.HasPrefix(cmd, "prepare map"):
+		return "New version created: 7\n"
+	case strings.HasPrefix(cmd, "new ssl cert"):
+		return fmt.Sprintf("New empty certificate store '%s'!\n", last)
+	case strings.HasPrefix(cmd, "set ssl cert"):
+		return fmt.Sprintf("Transaction created for certificate %s!\n", w[3])
+	case strings.HasPrefix(cmd, "commit ssl"):
+		return fmt.Sprintf("Committing %s\nSuccess!\n", last)
+	case strings.HasPrefix(cmd, "abort ssl"):
+		return fmt.Sprintf("Transaction aborted for certificate '%s'!\n", last)
+	case strings.HasPrefix(cmd, "del ssl cert"):
+		return fmt.Sprintf("Certificate '%s' deleted!\n", last)
+	case strings.HasPrefix(cmd, "add ssl crt-list"):
+		return fmt.Sprintf("Inserting certificate '%s' in crt-list '%s'.\nSuccess!\n", strings.Fields(payload)[0], w[3])
+	case strings.HasPrefix(cmd, "del ssl crt-list"):
+		return fmt.Sprintf("Entry '%s' deleted in crtlist '%s'!\n", last, w[3])
+	case strings.HasPrefix(cmd, "new ssl ca-file"):
+		return fmt.Sprintf("New CA file created '%s'!\n", last)
+	case strings.HasPrefix(cmd, "set ssl ca-file"):
+		return fmt.Sprintf("transaction created for CA %s!\n", w[3])
+	case strings.HasPrefix(cmd, "del ssl ca-file"):
+		return fmt.Sprintf("CA file '%s' deleted!\n", last)
+	}
+	return "" // set server, enable ..., add/set/del map, add map @ver, commit map
+}
+
+const dir = "/h"
+
+// testConfig is a small target state: one reencrypt backend with a server, a certificate, a CA file.
+func testConfig() *model.Config {
+	return &model.Config{
+		Settings: model.Settings{BufSize: 16384 + payloadMargin + 100},
+		Maps:     []model.MapFile{{Name: model.MapHTTP}},
+		Backends: []model.Backend{{
+			Name: "be_secure:ns:r", Kind: model.KindReencrypt, Mode: model.ModeHTTP, Route: "ns/r", Balance: "roundrobin",
+			CheckInterval: "5000ms", TLS: &model.BackendTLS{CAFile: "ns:r.ca.pem"},
+			Servers: []model.Server{{Name: "pod:p:svc:https:10.0.0.1:8443", Addr: "10.0.0.1", Port: 8443, Weight: 3,
+				State: model.StateReady, VerifyHost: "svc.ns.svc"}},
+		}},
+		Certificates: []model.Certificate{{Name: "ns:r.pem", PEM: "CERT\nKEY\n", SNI: []string{"*.w.example.com", "r.example.com"}, ALPN: "h2,http/1.1"}},
+		CAFiles:      []model.CAFile{{Name: "ns:r.ca.pem", PEM: "CA\n"}},
+	}
+}
+
+func TestOpCommands(t *testing.T) {
+	next := testConfig()
+	paths, err := render.PathsFor(next, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, s := next.Backends[0], next.Backends[0].Servers[0]
+	cert, ca := next.Certificates[0], next.CAFiles[0]
+	httpMap := "/h/conf/os_http_be.map"
+	cases := []struct {
+		op   plan.Op
+		want []string
+	}{
+		{plan.AddServer{Backend: b, Server: s}, []string{"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8443 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc sni str(svc.ns.svc)"}},
+		{plan.DelServer{Backend: "b", Server: "s"}, []string{"del server b/s"}},
+		{plan.SetServerWeight{Backend: "b", Server: "s", Weight: 9}, []string{"set server b/s weight 9"}},
+		{plan.SetServerState{Backend: "b", Server: "s", State: model.StateDrain}, []string{"set server b/s state drain"}},
+		{plan.EnableHealth{Backend: "b", Server: "s"}, []string{"enable health b/s"}},
+		{plan.EnableDynamicCookie{Backend: "b"}, []string{"enable dynamic-cookie backend b"}},
+		{plan.AddMapEntry{Map: model.MapHTTP, Key: "=h/p", Value: "be"}, []string{"add map " + httpMap + " =h/p be"}},
+		{plan.SetMapEntry{Map: model.MapHTTP, Key: "h/", Value: "be"}, []string{"set map " + httpMap + " h/ be"}},
+		{plan.DelMapEntry{Map: model.MapTCP, Key: "h"}, []string{"del map /h/conf/os_tcp_be.map h"}},
+		{plan.ReplaceMap{Map: model.MapHTTP, Entries: []model.MapEntry{{Key: "a/", Value: "x"}, {Key: "b/", Value: "y"}}},
+			[]string{"prepare map " + httpMap, "add map @7 " + httpMap + " <<\na/ x\nb/ y", "commit map @7 " + httpMap}},
+		{plan.ReplaceMap{Map: model.MapHTTP}, []string{"prepare map " + httpMap, "commit map @7 " + httpMap}},
+		{plan.SetCertificate{Cert: cert, New: true}, []string{"new ssl cert /h/router/certs/ns:r.pem",
+			"set ssl cert /h/router/certs/ns:r.pem <<\nCERT\nKEY", "commit ssl cert /h/router/certs/ns:r.pem"}},
+		{plan.SetCertificate{Cert: cert}, []string{"set ssl cert /h/router/certs/ns:r.pem <<\nCERT\nKEY", "commit ssl cert /h/router/certs/ns:r.pem"}},
+		{plan.AddCrtListEntry{Cert: cert}, []string{"add ssl crt-list /h/conf/cert_config.map <<\n/h/router/certs/ns:r.pem [alpn h2,http/1.1] *.w.example.com r.example.com"}},
+		{plan.AddCrtListEntry{Cert: model.Certificate{Name: "a.pem"}}, []string{"add ssl crt-list /h/conf/cert_config.map <<\n/h/router/certs/a.pem"}},
+		{plan.DelCrtListEntry{Cert: "a.pem"}, []string{"del ssl crt-list /h/conf/cert_config.map /h/router/certs/a.pem"}},
+		{plan.DelCertificate{Cert: "ns:r.pem"}, []string{"del ssl cert /h/router/certs/ns:r.pem"}},
+		{plan.SetCAFile{CA: ca, New: true}, []string{"new ssl ca-file /h/router/cacerts/ns:r.ca.pem",
+			"set ssl ca-file /h/router/cacerts/ns:r.ca.pem <<\nCA", "commit ssl ca-file /h/router/cacerts/ns:r.ca.pem"}},
+		{plan.SetCAFile{CA: ca}, []string{"set ssl ca-file /h/router/cacerts/ns:r.ca.pem <<\nCA", "commit ssl ca-file /h/router/cacerts/ns:r.ca.pem"}},
+		{plan.DelCAFile{CA: "ns:r.ca.pem"}, []string{"del ssl ca-file /h/router/cacerts/ns:r.ca.pem"}},
+	}
+	for _, c := range cases {
+		f := &fakeHAProxy{}
+		res, err := Apply(context.Background(), f, next, paths, dir, []plan.Op{c.op})
+		if err != nil {
+			t.Errorf("%s: %v", c.op, err)
+			continue
+		}
+		if !reflect.DeepEqual(f.sent, c.want) {
+			t.Errorf("%s sent\n%q\nwant\n%q", c.op, f.sent, c.want)
+		}
+		if res.Applied != 1 || res.Counts[OpName(c.op)] != 1 || len(res.Counts) != 1 || res.Session {
+			t.Errorf("%s: result %+v", c.op, res)
+		}
+	}
+}
+
+func TestCrtListLineEqualsRender(t *testing.T) {
+	ca := testbed.NewCA(t, "apply")
+	next, problems := mapping.Translate(mapping.Input{}, testbed.RouterOptions(t))
+	if next == nil {
+		t.Fatalf("translate: %v", problems)
+	}
+	next.Certificates = []model.Certificate{
+		{Name: "ns:r.pem", PEM: string(ca.IssueBundle(t, "r.example.com")), SNI: []string{"*.w.example.com", "r.example.com"}, ALPN: "h2,http/1.1"},
+		{Name: "ns:s.pem", PEM: string(ca.IssueBundle(t, "s.example.com")), SNI: []string{"s.example.com"}},
+	}
+	files, err := render.Render(next, render.Options{Dir: dir, DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")})
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	var rendered string
+	for _, f := range files {
+		if f.Path == "conf/"+model.CertList {
+			rendered = string(f.Data)
+		}
+	}
+	paths, err := render.PathsFor(next, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := applier{next: next, paths: paths, dir: dir}
+	var lines []string
+	for _, c := range next.Certificates {
+		l, err := a.crtListLine(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l+"\n")
+	}
+	if got := strings.Join(lines, ""); got != rendered || rendered == "" {
+		t.Errorf("crt-list lines\n%q\nrender wrote\n%q", got, rendered)
+	}
+}
+
+func TestStopsAtFirstFailure(t *testing.T) {
+	next := testConfig()
+	paths, _ := render.PathsFor(next, dir)
+	ops := []plan.Op{
+		plan.SetServerWeight{Backend: "b", Server: "s1", Weight: 1},
+		plan.DelServer{Backend: "b", Server: "busy"},
+		plan.SetServerWeight{Backend: "b", Server: "nope", Weight: 1},
+		plan.SetServerWeight{Backend: "b", Server: "s2", Weight: 1},
+	}
+	f := &fakeHAProxy{fail: map[string]string{
+		"del server b/busy":          "Server still has connections attached to it, cannot remove it.\n",
+		"set server b/nope weight 1": "No such server.\n",
+	}}
+	res, err := Apply(context.Background(), f, next, paths, dir, ops)
+	var oe *OpError
+	if !errors.As(err, &oe) || oe.Index != 2 || !errors.Is(err, ErrReloadRequired) || !errors.Is(err, socket.ErrNotFound) {
+		t.Fatalf("error %v, want an OpError at index 2 wrapping ErrReloadRequired and ErrNotFound", err)
+	}
+	if !strings.Contains(err.Error(), "op 3 of 4 (set server b/nope weight 1)") || !strings.Contains(err.Error(), "reload") {
+		t.Errorf("error %q does not name the op and the reload", err)
+	}
+	if len(f.sent) != 3 {
+		t.Errorf("sent %q, want nothing after the failure", f.sent)
+	}
+	if res.Applied != 1 || !reflect.DeepEqual(res.Deferred, []plan.DelServer{{Backend: "b", Server: "busy"}}) ||
+		res.Counts["set_server_weight"] != 1 || res.Counts["del_server"] != 0 {
+		t.Errorf("result %+v", res)
+	}
+}
+
+func TestFailedCommitIsAborted(t *testing.T) {
+	next := testConfig()
+	paths, _ := render.PathsFor(next, dir)
+	for _, op := range []plan.Op{plan.SetCertificate{Cert: next.Certificates[0]}, plan.SetCAFile{CA: next.CAFiles[0]}} {
+		f := &fakeHAProxy{fail: map[string]string{
+			"commit ssl cert /h/router/certs/ns:r.pem":         "Committing /h/router/certs/ns:r.pem\nError!\n",
+			"commit ssl ca-file /h/router/cacerts/ns:r.ca.pem": "Committing /h/router/cacerts/ns:r.ca.pem\nError!\n",
+		}}
+		_, err := Apply(context.Background(), f, next, paths, dir, []plan.Op{op})
+		if !errors.Is(err, socket.ErrUnexpectedReply) {
+			t.Errorf("%s: error %v, want ErrUnexpectedReply", op, err)
+		}
+		if last := f.sent[len(f.sent)-1]; !strings.HasPrefix(last, "abort ssl") {
+			t.Errorf("%s: sent %q, want an abort last", op, f.sent)
+		}
+	}
+}
+
+func TestInvalidOps(t *testing.T) {
+	next := testConfig()
+	paths, _ := render.PathsFor(next, dir)
+	bad := []plan.Op{
+		plan.AddMapEntry{Map: "nope.map", Key: "k", Value: "v"},
+		plan.DelCertificate{Cert: "../x.pem"},
+		plan.AddServer{Backend: model.Backend{Name: "b", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "roundrobin"},
+			Server: model.Server{Name: "s", Addr: "not an address", Port: 80, State: model.StateReady}},
+	}
+	for _, op := range bad {
+		f := &fakeHAProxy{}
+		_, err := Apply(context.Background(), f, next, paths, dir, []plan.Op{op})
+		if !errors.Is(err, ErrReloadRequired) {
+			t.Errorf("%s: error %v, want ErrReloadRequired", op, err)
+		}
+		if len(f.sent) != 0 {
+			t.Errorf("%s: sent %q", op, f.sent)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f := &fakeHAProxy{}
+	if _, err := Apply(ctx, f, next, paths, dir, []plan.Op{plan.EnableHealth{Backend: "b", Server: "s"}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+	if res, err := Apply(context.Background(), f, nil, paths, dir, nil); err != nil || res.Applied != 0 {
+		t.Errorf("no ops: %+v, %v", res, err)
+	}
+}
+
+func TestMaxPayload(t *testing.T) {
+	if got := maxPayload(0); got != defaultBufSize-payloadMargin {
+		t.Errorf("maxPayload(0) = %d", got)
+	}
+	if got := maxPayload(32768); got != 32768-payloadMargin || got < 16384 {
+		t.Errorf("maxPayload(32768) = %d", got)
+	}
+}

@@ -1,0 +1,239 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/socket"
+)
+
+// applier turns one op into its commands.
+type applier struct {
+	r          socket.Runner
+	next       *model.Config
+	paths      render.RuntimePaths
+	dir        string
+	maxPayload int
+}
+
+// OpName returns the metric name of an operation's type, e.g. "add_server".
+func OpName(op plan.Op) string {
+	switch op.(type) {
+	case plan.AddServer:
+		return "add_server"
+	case plan.DelServer:
+		return "del_server"
+	case plan.SetServerWeight:
+		return "set_server_weight"
+	case plan.SetServerState:
+		return "set_server_state"
+	case plan.EnableHealth:
+		return "enable_health"
+	case plan.EnableDynamicCookie:
+		return "enable_dynamic_cookie"
+	case plan.AddMapEntry:
+		return "add_map_entry"
+	case plan.SetMapEntry:
+		return "set_map_entry"
+	case plan.DelMapEntry:
+		return "del_map_entry"
+	case plan.ReplaceMap:
+		return "replace_map"
+	case plan.SetCertificate:
+		return "set_certificate"
+	case plan.AddCrtListEntry:
+		return "add_crt_list_entry"
+	case plan.DelCrtListEntry:
+		return "del_crt_list_entry"
+	case plan.DelCertificate:
+		return "del_certificate"
+	case plan.SetCAFile:
+		return "set_ca_file"
+	case plan.DelCAFile:
+		return "del_ca_file"
+	}
+	return "unknown"
+}
+
+func (a *applier) apply(ctx context.Context, op plan.Op) error {
+	r := a.r
+	switch o := op.(type) {
+	case plan.AddServer:
+		spec, err := render.ServerSpec(a.next, a.dir, o.Backend, o.Server)
+		if err != nil {
+			return fmt.Errorf("server spec: %w", err)
+		}
+		return socket.AddServer(ctx, r, o.Backend.Name, o.Server.Name, spec)
+	case plan.DelServer:
+		return socket.DelServer(ctx, r, o.Backend, o.Server)
+	case plan.SetServerWeight:
+		return socket.SetServerWeight(ctx, r, o.Backend, o.Server, int(o.Weight))
+	case plan.SetServerState:
+		return socket.SetServerState(ctx, r, o.Backend, o.Server, string(o.State))
+	case plan.EnableHealth:
+		return socket.EnableHealth(ctx, r, o.Backend, o.Server)
+	case plan.EnableDynamicCookie:
+		return socket.EnableDynamicCookie(ctx, r, o.Backend)
+	case plan.AddMapEntry:
+		m, err := a.mapPath(o.Map)
+		if err != nil {
+			return err
+		}
+		return socket.AddMap(ctx, r, m, o.Key, o.Value)
+	case plan.SetMapEntry:
+		m, err := a.mapPath(o.Map)
+		if err != nil {
+			return err
+		}
+		return socket.SetMap(ctx, r, m, o.Key, o.Value)
+	case plan.DelMapEntry:
+		m, err := a.mapPath(o.Map)
+		if err != nil {
+			return err
+		}
+		return socket.DelMap(ctx, r, m, o.Key)
+	case plan.ReplaceMap:
+		m, err := a.mapPath(o.Map)
+		if err != nil {
+			return err
+		}
+		entries := make([]socket.MapEntry, len(o.Entries))
+		for i, e := range o.Entries {
+			entries[i] = socket.MapEntry{Key: e.Key, Value: e.Value}
+		}
+		return socket.ReplaceMap(ctx, r, m, entries, a.maxPayload)
+	case plan.SetCertificate:
+		return a.setCertificate(ctx, o)
+	case plan.AddCrtListEntry:
+		if a.paths.CertList == "" {
+			return errors.New("no crt-list path")
+		}
+		line, err := a.crtListLine(o.Cert)
+		if err != nil {
+			return err
+		}
+		return socket.AddCrtListEntry(ctx, r, a.paths.CertList, line)
+	case plan.DelCrtListEntry:
+		if a.paths.CertList == "" {
+			return errors.New("no crt-list path")
+		}
+		p, err := a.certPath(o.Cert)
+		if err != nil {
+			return err
+		}
+		return socket.DelCrtListEntry(ctx, r, a.paths.CertList, p)
+	case plan.DelCertificate:
+		p, err := a.certPath(o.Cert)
+		if err != nil {
+			return err
+		}
+		return socket.DelCert(ctx, r, p)
+	case plan.SetCAFile:
+		return a.setCAFile(ctx, o)
+	case plan.DelCAFile:
+		p, err := a.caPath(o.CA)
+		if err != nil {
+			return err
+		}
+		return socket.DelCAFile(ctx, r, p)
+	}
+	return fmt.Errorf("unknown operation %T", op)
+}
+
+// setCertificate: new ssl cert (when New), set ssl cert with the PEM, commit ssl cert; a failed
+// commit is aborted so that no transaction stays open.
+func (a *applier) setCertificate(ctx context.Context, o plan.SetCertificate) error {
+	p, err := a.certPath(o.Cert.Name)
+	if err != nil {
+		return err
+	}
+	if o.New {
+		if err := socket.NewCert(ctx, a.r, p); err != nil {
+			return err
+		}
+	}
+	if err := socket.SetCert(ctx, a.r, p, o.Cert.PEM); err != nil {
+		return err
+	}
+	if err := socket.CommitCert(ctx, a.r, p); err != nil {
+		if abortErr := socket.AbortCert(ctx, a.r, p); abortErr != nil {
+			return errors.Join(err, fmt.Errorf("abort: %w", abortErr))
+		}
+		return err
+	}
+	return nil
+}
+
+// setCAFile: new ssl ca-file (when New), set ssl ca-file, commit ssl ca-file (aborted when it fails).
+func (a *applier) setCAFile(ctx context.Context, o plan.SetCAFile) error {
+	p, err := a.caPath(o.CA.Name)
+	if err != nil {
+		return err
+	}
+	if o.New {
+		if err := socket.NewCAFile(ctx, a.r, p); err != nil {
+			return err
+		}
+	}
+	if err := socket.SetCAFile(ctx, a.r, p, o.CA.PEM); err != nil {
+		return err
+	}
+	if err := socket.CommitCAFile(ctx, a.r, p); err != nil {
+		if abortErr := socket.AbortCAFile(ctx, a.r, p); abortErr != nil {
+			return errors.Join(err, fmt.Errorf("abort: %w", abortErr))
+		}
+		return err
+	}
+	return nil
+}
+
+// crtListLine returns the crt-list line of c exactly as render writes it into cert_config.map:
+// "<certdir>/<name> [alpn <ALPN>] <sni>...".
+func (a *applier) crtListLine(c model.Certificate) (string, error) {
+	p, err := a.certPath(c.Name)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(p)
+	if c.ALPN != "" {
+		b.WriteString(" [alpn " + c.ALPN + "]")
+	}
+	for _, s := range c.SNI {
+		b.WriteString(" " + s)
+	}
+	return b.String(), nil
+}
+
+func (a *applier) mapPath(name string) (string, error) {
+	p, ok := a.paths.Maps[name]
+	if !ok || p == "" {
+		return "", fmt.Errorf("no path for map %q", name)
+	}
+	return p, nil
+}
+
+func (a *applier) certPath(name string) (string, error) {
+	return fileIn(a.paths.CertDir, "certificate", name)
+}
+
+func (a *applier) caPath(name string) (string, error) {
+	return fileIn(a.paths.CADir, "CA file", name)
+}
+
+// fileIn returns dir/name for a base name.
+func fileIn(dir, what, name string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("no directory for %s %q", what, name)
+	}
+	if name == "" || strings.Contains(name, "/") || name == "." || name == ".." {
+		return "", fmt.Errorf("%s name %q is not a file name", what, name)
+	}
+	return path.Join(dir, name), nil
+}

@@ -1,0 +1,94 @@
+package reload
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// maxCheckOutput bounds the part of HAProxy's output an error keeps.
+const maxCheckOutput = 64 << 10
+
+// checkWaitDelay bounds how long Check waits for HAProxy's output after the process was killed.
+const checkWaitDelay = 2 * time.Second
+
+// CheckError is a configuration HAProxy refused: `haproxy -c` exited non-zero or died by a signal
+// (2.6 can crash on some malformed log-format strings). It wraps ErrInvalidConfig.
+type CheckError struct {
+	// Config is the checked file.
+	Config string
+	// Output is what HAProxy printed (at most 64 KiB).
+	Output string
+	// Status describes how the check ended ("exit status 1", "killed by signal segmentation fault").
+	Status string
+}
+
+func (e *CheckError) Error() string {
+	return fmt.Sprintf("%v: haproxy -c -f %s: %s\n%s", ErrInvalidConfig, e.Config, e.Status, e.Output)
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *CheckError) Unwrap() error { return ErrInvalidConfig }
+
+// Check runs `<bin> -c -f cfgPath` (bounded by ctx). A refused configuration gives a *CheckError
+// (wrapping ErrInvalidConfig) with HAProxy's output; a binary that cannot be run or a check cut short
+// by ctx gives another error.
+func Check(ctx context.Context, bin, cfgPath string) error {
+	cmd := exec.CommandContext(ctx, bin, "-c", "-f", cfgPath)
+	cmd.Dir = filepath.Dir(cfgPath)
+	out := &boundedBuffer{limit: maxCheckOutput}
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.WaitDelay = checkWaitDelay
+	err := cmd.Run()
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("haproxy -c -f %s: %w", cfgPath, ctxErr)
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) {
+		return fmt.Errorf("haproxy -c -f %s: %w", cfgPath, err)
+	}
+	status := exitErr.String()
+	if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		status = "killed by signal " + ws.Signal().String()
+	}
+	return &CheckError{Config: cfgPath, Output: out.String(), Status: status}
+}
+
+// boundedBuffer is a goroutine-safe writer that keeps the first limit bytes written to it.
+type boundedBuffer struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	limit     int
+	truncated bool
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if room := b.limit - b.buf.Len(); room < n {
+		b.truncated = true
+		p = p[:max(room, 0)]
+	}
+	b.buf.Write(p)
+	return n, nil
+}
+
+func (b *boundedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.truncated {
+		return b.buf.String() + "\n[output truncated]"
+	}
+	return b.buf.String()
+}

@@ -1,0 +1,211 @@
+package reload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/render"
+)
+
+// File and directory modes of the HAProxy directory.
+const (
+	dirMode     fs.FileMode = 0o755
+	fileMode    fs.FileMode = 0o644
+	privateMode fs.FileMode = 0o600
+)
+
+// configFile is the rendered file written last, once everything it refers to is in place.
+const configFile = "conf/haproxy.cfg"
+
+// defaultCertFile is where the default template puts the default certificate.
+const defaultCertFile = "conf/default_pub_keys.pem"
+
+// managedDirs are the directories whose stale .map and .pem files are removed after a render.
+func managedDirs() []string { return []string{"conf", "router/certs", "router/cacerts"} }
+
+// managedSuffixes are the suffixes of the files a render produces in managedDirs.
+func managedSuffixes() []string { return []string{".map", ".pem"} }
+
+// WriteFiles writes the rendered files under dir atomically, each through a temporary file, fsync and
+// rename (conf/haproxy.cfg last, so the files it refers to are in place first), creates dir/run/,
+// removes the .map and .pem files in conf/, router/certs/ and router/cacerts/ that files no longer
+// holds, and fsyncs every directory it changed. A file that already has its content and mode is left
+// alone. Private material (router/certs/, the default certificate, anything holding a private key)
+// gets mode 0600, everything else 0644. Paths must be relative, clean and inside dir.
+func WriteFiles(dir string, files []render.File) error {
+	ordered := slices.Clone(files)
+	slices.SortStableFunc(ordered, func(a, b render.File) int {
+		switch {
+		case a.Path == configFile && b.Path != configFile:
+			return 1
+		case b.Path == configFile && a.Path != configFile:
+			return -1
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	keep := map[string]bool{}
+	for _, f := range ordered {
+		if err := checkRelPath(f.Path); err != nil {
+			return err
+		}
+		keep[f.Path] = true
+	}
+	changed := map[string]bool{} // directories to fsync
+	for _, f := range ordered {
+		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(dst), dirMode); err != nil {
+			return fmt.Errorf("writing %s: %w", dst, err)
+		}
+		wrote, err := writeFileAtomic(dst, f.Data, modeFor(f))
+		if err != nil {
+			return err
+		}
+		if wrote {
+			changed[filepath.Dir(dst)] = true
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "run"), dirMode); err != nil {
+		return fmt.Errorf("creating the socket directory: %w", err)
+	}
+	removed, err := removeStale(dir, keep)
+	for _, d := range removed {
+		changed[d] = true
+	}
+	return errors.Join(err, syncDirs(changed))
+}
+
+// checkRelPath refuses a file path that is not a clean relative path inside the directory.
+func checkRelPath(p string) error {
+	if !filepath.IsLocal(filepath.FromSlash(p)) || path.Clean(p) != p {
+		return fmt.Errorf("render produced a file outside the HAProxy directory: %q", p)
+	}
+	return nil
+}
+
+// modeFor gives private keys and certificate bundles 0600 and everything else 0644.
+func modeFor(f render.File) fs.FileMode {
+	if strings.HasPrefix(f.Path, "router/certs/") || f.Path == defaultCertFile ||
+		bytes.Contains(f.Data, []byte("PRIVATE KEY-----")) {
+		return privateMode
+	}
+	return fileMode
+}
+
+// writeFileAtomic replaces path with data through a temporary file in the same directory, an fsync
+// and a rename, so readers see the old or the new file, never a part. A file that already has this
+// content and mode is left alone (wrote is false).
+func writeFileAtomic(path string, data []byte, mode fs.FileMode) (wrote bool, err error) {
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Mode().Perm() == mode {
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+			return false, nil
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	done = true
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		_ = os.Remove(tmp.Name())
+		return false, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return true, nil
+}
+
+// removeStale deletes the regular .map and .pem files of the managed directories that are not in
+// keep (paths relative to dir, slash-separated) and returns the directories it removed files from.
+// Other files and subdirectories are left alone.
+func removeStale(dir string, keep map[string]bool) ([]string, error) {
+	var errs []error
+	var changed []string
+	for _, rel := range managedDirs() {
+		abs := filepath.Join(dir, filepath.FromSlash(rel))
+		entries, err := os.ReadDir(abs)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cleaning %s: %w", rel, err))
+			continue
+		}
+		removed := false
+		for _, e := range entries {
+			name := rel + "/" + e.Name()
+			if keep[name] || !e.Type().IsRegular() || !hasManagedSuffix(e.Name()) {
+				continue
+			}
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("removing stale %s: %w", p, err))
+				continue
+			}
+			removed = true
+		}
+		if removed {
+			changed = append(changed, abs)
+		}
+	}
+	return changed, errors.Join(errs...)
+}
+
+func hasManagedSuffix(name string) bool {
+	for _, s := range managedSuffixes() {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// syncDirs fsyncs each directory, so the renames and removals in it survive a crash.
+func syncDirs(dirs map[string]bool) error {
+	var errs []error
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		if err := syncDir(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}

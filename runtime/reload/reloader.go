@@ -1,0 +1,254 @@
+package reload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/socket"
+)
+
+// Defaults of a Reloader made by New.
+const (
+	// DefaultMinInterval is OpenShift's RELOAD_INTERVAL default.
+	DefaultMinInterval = 5 * time.Second
+	// DefaultWaitTimeout bounds the wait for a new worker.
+	DefaultWaitTimeout = 30 * time.Second
+	// pollInterval is how often `show proc` is asked while a 2.6 reload is in flight.
+	pollInterval = 20 * time.Millisecond
+)
+
+// Master is the part of the master CLI a Reloader uses; *socket.Master implements it.
+type Master interface {
+	ShowProc(ctx context.Context) (socket.ProcState, error)
+	Reload(ctx context.Context) (socket.ReloadReply, error)
+}
+
+var _ Master = (*socket.Master)(nil)
+
+// Reloader reloads one HAProxy (master-worker mode) whose files live in Dir. Its methods are safe for
+// concurrent use; set the fields before the first call and do not change them afterwards.
+//
+// Runtime operations and reloads exclude each other: a reload discards every runtime change that is
+// not in the files, and runtime commands sent while the master is re-executing reach an old worker or
+// none. Callers that change HAProxy at runtime (runtime/apply, driven by the controller) therefore wrap
+// each batch — writing the files through and applying the ops — in HoldOps:
+//
+//	release := r.HoldOps()
+//	defer release()
+//	// write the files of plan.Next, then apply the plan's ops
+//
+// HoldOps waits while a reload is in flight; a Reload waits until every holder has released, and
+// once a Reload waits, new HoldOps calls wait behind it. Never call Reload while holding ops.
+type Reloader struct {
+	// Binary is the HAProxy executable used for `haproxy -c`.
+	Binary string
+	// Dir is the HAProxy directory (render.Options.Dir); the config is Dir/conf/haproxy.cfg.
+	Dir string
+	// Master is the master CLI of the running HAProxy.
+	Master Master
+	// MinInterval is the least time between two reload commands (RELOAD_INTERVAL); 0 means none.
+	MinInterval time.Duration
+	// WaitTimeout bounds the wait for the new worker after the reload command; 0 means
+	// DefaultWaitTimeout.
+	WaitTimeout time.Duration
+
+	mu   sync.Mutex   // serialises Reload calls
+	ops  sync.RWMutex // write-held during a reload, read-held by runtime ops (HoldOps)
+	last time.Time    // when the last reload command was sent
+}
+
+// New returns a Reloader with the default MinInterval and WaitTimeout.
+func New(binary, dir string, master *socket.Master) *Reloader {
+	return &Reloader{
+		Binary:      binary,
+		Dir:         dir,
+		Master:      master,
+		MinInterval: DefaultMinInterval,
+		WaitTimeout: DefaultWaitTimeout,
+	}
+}
+
+// Result describes a confirmed reload.
+type Result struct {
+	// Duration runs from writing the files to the confirmed new worker (the MinInterval wait is not
+	// included).
+	Duration time.Duration
+	// Sent is when the reload command was sent.
+	Sent time.Time
+	// Worker is the PID of the new current worker.
+	Worker int
+	// OldWorkers is how many workers of earlier generations are still running (serving long-lived
+	// connections) once the reload is confirmed.
+	OldWorkers int
+	// Reloads is the master's reload counter after the reload.
+	Reloads int
+}
+
+// HoldOps blocks while a reload is in flight, then keeps reloads from starting until release is
+// called (see Reloader). release must be called exactly once.
+func (r *Reloader) HoldOps() (release func()) {
+	r.ops.RLock()
+	var once sync.Once
+	return func() { once.Do(r.ops.RUnlock) }
+}
+
+// Reload installs files (a complete render for Dir) and reloads HAProxy:
+//  1. it waits until MinInterval has passed since the previous reload command. It does not coalesce:
+//     the controller does, handing over only the latest files when it calls Reload;
+//  2. it reads the files on disk as the last good ones, writes files (WriteFiles) and runs Check; when
+//     HAProxy refuses them it puts the last good files back, does not reload, and returns an error
+//     wrapping ErrInvalidConfig with HAProxy's output;
+//  3. it sends `reload` to the master. A 2.7+ reply decides by its Success; on 2.6 (no reply) it polls
+//     `show proc` every 20 ms, up to WaitTimeout, until the master's reload counter rises, and then
+//     requires a current worker with a new PID and no rise of the failed-reload counter. A failed
+//     reload puts the last good files back and returns ErrReloadFailed (the old worker keeps
+//     serving); no confirmation in time returns ErrReloadTimeout with the new files left on disk.
+//
+// Runtime ops (HoldOps) are held from step 2 until Reload returns.
+func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.Master == nil {
+		return Result{}, errors.New("reload: no master CLI")
+	}
+	if err := r.waitInterval(ctx); err != nil {
+		return Result{}, err
+	}
+	r.ops.Lock()
+	defer r.ops.Unlock()
+
+	start := time.Now()
+	good, err := takeSnapshot(r.Dir, files)
+	if err != nil {
+		return Result{}, fmt.Errorf("reload: keeping the last good files: %w", err)
+	}
+	if err := WriteFiles(r.Dir, files); err != nil {
+		return Result{}, r.fail(fmt.Errorf("reload: %w", err), good)
+	}
+	if err := Check(ctx, r.Binary, filepath.Join(r.Dir, filepath.FromSlash(configFile))); err != nil {
+		return Result{}, r.fail(fmt.Errorf("reload: %w", err), good)
+	}
+	before, err := r.Master.ShowProc(ctx)
+	if err != nil {
+		return Result{}, r.fail(fmt.Errorf("reload: show proc before the reload: %w", err), good)
+	}
+	r.last = time.Now()
+	res := Result{Sent: r.last}
+	reply, sendErr := r.Master.Reload(ctx)
+	var after socket.ProcState
+	switch {
+	case sendErr == nil && reply.Sync && !reply.Success:
+		return Result{}, r.fail(fmt.Errorf("reload: %w: %s", ErrReloadFailed, reply.Log), good)
+	case sendErr == nil && reply.Sync:
+		after, err = r.poll(ctx, before, true)
+	default:
+		// 2.6 answers nothing; a dropped connection (the master re-executes itself) may also mean
+		// that the command went through, which only show proc can tell.
+		after, err = r.poll(ctx, before, false)
+		if err != nil && sendErr != nil {
+			err = fmt.Errorf("%w (reload command: %v)", err, sendErr)
+		}
+	}
+	if errors.Is(err, ErrReloadFailed) {
+		return Result{}, r.fail(fmt.Errorf("reload: %w", err), good)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("reload: %w", err)
+	}
+	res.Duration = time.Since(start)
+	res.Reloads = after.Master.Reloads
+	if w, ok := currentWorker(after); ok {
+		res.Worker = w.PID
+	}
+	for _, w := range after.Workers {
+		if w.Old {
+			res.OldWorkers++
+		}
+	}
+	return res, nil
+}
+
+// waitInterval sleeps until MinInterval has passed since the last reload command, or ctx ends.
+func (r *Reloader) waitInterval(ctx context.Context) error {
+	if r.last.IsZero() || r.MinInterval <= 0 {
+		return nil
+	}
+	wait := time.Until(r.last.Add(r.MinInterval))
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("reload: waiting for the reload interval: %w", ctx.Err())
+	}
+}
+
+// poll asks `show proc` until the reload is decided. With confirmed (a 2.7+ Success=1) only the new
+// worker is awaited. It returns an error wrapping ErrReloadFailed when the failed-reload counter rose,
+// ErrReloadTimeout when nothing was decided within WaitTimeout.
+func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirmed bool) (socket.ProcState, error) {
+	timeout := r.WaitTimeout
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	prev, hadWorker := currentWorker(before)
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	var last error
+	var seen socket.ProcState
+	for {
+		st, err := r.Master.ShowProc(ctx)
+		switch {
+		case err != nil:
+			last = err
+		case !confirmed && st.Failed > before.Failed:
+			return st, fmt.Errorf("%w: HAProxy reports %d failed reloads (was %d); worker %d keeps serving",
+				ErrReloadFailed, st.Failed, before.Failed, prev.PID)
+		case confirmed || st.Master.Reloads > before.Master.Reloads:
+			seen = st
+			if w, ok := currentWorker(st); ok && (!hadWorker || w.PID != prev.PID) {
+				return st, nil
+			}
+			last = fmt.Errorf("reload counter at %d but no new worker yet", st.Master.Reloads)
+		default:
+			last = fmt.Errorf("reload counter still at %d", st.Master.Reloads)
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			if err := parent.Err(); err != nil {
+				return seen, fmt.Errorf("%w: waiting for the new worker: %w (%v)", ErrReloadTimeout, err, last)
+			}
+			return seen, fmt.Errorf("%w after %v: %v", ErrReloadTimeout, timeout, last)
+		}
+	}
+}
+
+// currentWorker returns the first worker of the current generation.
+func currentWorker(st socket.ProcState) (socket.Proc, bool) {
+	for _, w := range st.Workers {
+		if !w.Old {
+			return w, true
+		}
+	}
+	return socket.Proc{}, false
+}
+
+// fail puts the last good files back and returns err, joined with a restore error if any.
+func (r *Reloader) fail(err error, good snapshot) error {
+	if rerr := good.restore(r.Dir); rerr != nil {
+		return errors.Join(err, fmt.Errorf("reload: restoring the last good files: %w", rerr))
+	}
+	return err
+}

@@ -1,0 +1,160 @@
+package socket
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// HAProxy's success answers, checked on 2.6.12 (Debian 2.6.12-1+deb12u4) against the real binary.
+// Replies are compared without their trailing newlines. Most changes (set server, enable health,
+// enable dynamic-cookie, add/set/del map, add map @ver, commit map) answer an empty line.
+const (
+	replyServerAdded   = "New server registered."
+	replyServerDeleted = "Server deleted."
+	replyMapVersion    = "New version created: " // + the version number
+
+	fmtCertCreated    = "New empty certificate store '%s'!"
+	fmtCertTxCreated  = "Transaction created for certificate %s!"
+	fmtCertTxUpdated  = "Transaction updated for certificate %s!"
+	fmtCertDeleted    = "Certificate '%s' deleted!"
+	fmtCACreated      = "New CA file created '%s'!"
+	fmtCATxCreated    = "transaction created for CA %s!"
+	fmtCATxUpdated    = "transaction updated for CA %s!"
+	fmtCADeleted      = "CA file '%s' deleted!"
+	fmtCommitted      = "Committing %s\nSuccess!"                   // commit ssl cert / ca-file (+ "." per rebuilt instance)
+	fmtAborted        = "Transaction aborted for certificate '%s'!" // abort ssl cert and abort ssl ca-file
+	fmtCrtListAdded   = "Inserting certificate '%s' in crt-list '%s'.\nSuccess!"
+	fmtCrtListDeleted = "Entry '%s' deleted in crtlist '%s'!"
+)
+
+// HAProxy's refusals, checked on 2.6.12, as the parts of the reply that identify them. A reply that
+// matches none of them, HAProxy's help text in particular, is ErrUnexpectedReply.
+var (
+	// helpReplies mark the help text HAProxy prints after an unknown or malformed command; it is
+	// checked first because it lists every command (and so many of the words below).
+	helpReplies = []string{
+		"Unknown command", // "Unknown command, but maybe one of the following ones is a better match:"
+		"The following commands are valid at this level",
+	}
+	notFoundReplies = []string{
+		"No such server.",                          // set server, enable health, del server
+		"No such backend.",                         // set server, enable health, enable dynamic-cookie, add/del server
+		"Can't find backend.",                      // show servers state <backend>
+		"Key not found.",                           // del map
+		"entry not found.",                         // set map
+		"Unknown map identifier.",                  // every map command: "Unknown map identifier. Please use #<id> or <file>."
+		"doesn't exist!",                           // del ssl cert / del ssl ca-file: "certificate '…' doesn't exist!"
+		"does not exist!",                          // add ssl crt-list: "certificate '…' does not exist!", "crt-list '…' does not exist!"
+		"can't be found in crt-list",               // del ssl crt-list
+		"not referenced by the configuration!",     // set ssl cert / set ssl ca-file of an unknown path
+		"No ongoing transaction!",                  // commit / abort without set
+		"Not found or the certificate is a bundle", // show ssl cert <path>
+		"didn't find the specified filename",       // show ssl crt-list <path>
+	}
+	existsReplies = []string{
+		"Already exists a server with the same name in backend.", // add server
+		"already exists!", // new ssl cert / new ssl ca-file: "Certificate '…' already exists!"
+	}
+	busyReplies = []string{
+		// del server while connections (also idle pooled ones) are attached:
+		"Server still has connections attached to it, cannot remove it.",
+		// del ssl cert of a certificate a crt-list still uses:
+		"in use, can't be deleted!",
+		// set ssl cert / ca-file while another path's transaction is open (one at a time):
+		"The ongoing transaction is about",
+	}
+	unsupportedReplies = []string{
+		// del ssl crt-list of a certificate whose path contains ':' (e.g. "ns:route.pem"): 2.6 takes
+		// what follows the first ':' as a line number and refuses, with or without ":<line>".
+		"wrong line number after colons",
+	}
+)
+
+// classify returns the *CommandError for a reply that is not the success answer of cmd.
+func classify(cmd, reply string) error {
+	kind := ErrUnexpectedReply
+	switch {
+	case containsAny(reply, helpReplies):
+	case containsAny(reply, unsupportedReplies):
+		kind = ErrUnsupported
+	case containsAny(reply, busyReplies):
+		kind = ErrBusy
+	case containsAny(reply, existsReplies):
+		kind = ErrExists
+	case containsAny(reply, notFoundReplies):
+		kind = ErrNotFound
+	}
+	return &CommandError{Command: cmd, Reply: reply, Err: kind}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// trimReply drops the newlines that end a reply.
+func trimReply(reply string) string { return strings.TrimRight(reply, "\n") }
+
+// expect sends cmd through r and checks that the reply is one of want (without trailing newlines).
+func expect(ctx context.Context, r Runner, cmd string, want ...string) error {
+	reply, err := r.Command(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	return check(cmd, reply, want...)
+}
+
+// expectPayload is expect for a command with a payload.
+func expectPayload(ctx context.Context, r Runner, cmd, payload string, want ...string) error {
+	reply, err := r.Payload(ctx, cmd, payload)
+	if err != nil {
+		return err
+	}
+	return check(cmd+" <<", reply, want...)
+}
+
+func check(cmd, reply string, want ...string) error {
+	got := trimReply(reply)
+	for _, w := range want {
+		if got == w {
+			return nil
+		}
+	}
+	return classify(cmd, reply)
+}
+
+// line joins a command's words into one command line. Every argument must be one non-empty word
+// without whitespace, ';' or control characters; backslashes are doubled because HAProxy's CLI parser
+// takes a backslash as an escape.
+func line(words ...string) (string, error) {
+	var b strings.Builder
+	for i, w := range words {
+		if err := checkWord(w); err != nil {
+			return "", fmt.Errorf("%s: argument %d: %w", strings.Join(words[:min(i, 3)], " "), i+1, err)
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strings.ReplaceAll(w, `\`, `\\`))
+	}
+	return b.String(), nil
+}
+
+// checkWord refuses an argument HAProxy would not read as one word.
+func checkWord(w string) error {
+	if w == "" {
+		return fmt.Errorf("%w: empty argument", ErrInvalid)
+	}
+	for _, r := range w {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == ';' {
+			return fmt.Errorf("%w: %q holds %q", ErrInvalid, w, r)
+		}
+	}
+	return nil
+}
