@@ -48,4 +48,6 @@ const (
 	ReasonInvalidAnnotation        = "InvalidAnnotation"
 	ReasonInvalidRoute             = "InvalidRoute"
 	ReasonEndpointRejected         = "EndpointRejected"
+	// ReasonCertificateNotServed (a warning): an older Route on the same host supplies the certificate.
+	ReasonCertificateNotServed = "CertificateNotServed"
 )

@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 
@@ -34,6 +35,8 @@ func Translate(in Input, opts Options) (*model.Config, []Problem) {
 		claims: newClaims(!opts.DisableNamespaceOwnershipCheck),
 		maps:   newMapBuilder(),
 		seen:   map[string]bool{},
+
+		certOwner: map[string]string{},
 	}
 	for _, r := range t.selectRoutes(in.Routes) {
 		t.addRoute(r)
@@ -48,6 +51,8 @@ type translator struct {
 	claims *claims
 	maps   *mapBuilder
 	seen   map[string]bool // "ns/name" of every Route processed, to catch duplicates
+	// certOwner maps an SNI name to the Route ("ns/name") whose certificate is served for it.
+	certOwner map[string]string
 
 	admitted     []*admission
 	backends     []model.Backend
@@ -148,13 +153,33 @@ func (t *translator) addRoute(r *routev1.Route) {
 	}
 	t.backends = append(t.backends, backend)
 	if a.tls.cert != nil {
-		t.certificates = append(t.certificates, *a.tls.cert)
+		t.addCertificate(r, a)
 	}
 	if a.tls.ca != nil {
 		t.caFiles = append(t.caFiles, *a.tls.ca)
 	}
 	t.maps.addRoute(a)
 	t.admitted = append(t.admitted, a)
+}
+
+// addCertificate records an admitted Route's own certificate. One host gets one certificate: when
+// several Routes on a host (different paths) carry certificates, HAProxy serves the first crt-list
+// line whose SNI filter matches, so which one wins would depend on load order (a fresh start and a
+// runtime update would disagree). The oldest Route's certificate is served, like the oldest Route
+// owns the host; the others are admitted with a warning and their certificate is not loaded.
+func (t *translator) addCertificate(r *routev1.Route, a *admission) {
+	for _, sni := range a.tls.cert.SNI {
+		if owner, taken := t.certOwner[sni]; taken {
+			t.problems = append(t.problems, Problem{Namespace: r.Namespace, Name: r.Name, Reason: ReasonCertificateNotServed, Warning: true,
+				Message: fmt.Sprintf("host %s is served with the certificate of the older Route %s; this Route's certificate is not used", sni, owner)})
+			a.tls.cert = nil
+			return
+		}
+	}
+	for _, sni := range a.tls.cert.SNI {
+		t.certOwner[sni] = r.Namespace + "/" + r.Name
+	}
+	t.certificates = append(t.certificates, *a.tls.cert)
 }
 
 func (t *translator) problem(r *routev1.Route, rej *rejection) {
