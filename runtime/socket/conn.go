@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 )
 
 // Bounds of the connection layer.
@@ -23,40 +25,46 @@ const (
 )
 
 // dialRetry connects to the unix socket at path. While the socket is unavailable in a way a
-// restarting HAProxy causes (no socket file, nobody listening, backlog full) it retries with waits of
-// 10 ms, 20 ms, … up to 500 ms each, for at most o.RetryFor in total and while ctx lasts. Every error
-// wraps ErrUnavailable.
+// restarting HAProxy causes (no socket file, nobody listening, backlog full) it retries with
+// exponential waits (cenkalti/backoff: 10 ms doubling up to 500 ms, jittered) for at most o.RetryFor
+// in total, at most maxAttempts times, and while ctx lasts. Every error wraps ErrUnavailable.
 func dialRetry(ctx context.Context, path string, o Options) (net.Conn, error) {
 	start := time.Now()
-	wait := retryFirst
-	var d net.Dialer
-	for attempt := 1; ; attempt++ {
+	eb := backoff.NewExponentialBackOff()
+	eb.InitialInterval, eb.MaxInterval, eb.Multiplier = retryFirst, retryMax, 2
+	eb.MaxElapsedTime = max(o.RetryFor, 0) // set explicitly: the library's default gives up after 15 min
+	var (
+		d       net.Dialer
+		conn    net.Conn
+		attempt int
+		lastErr error
+	)
+	err := backoff.Retry(func() error {
+		attempt++
 		dctx, cancel := context.WithTimeout(ctx, o.Timeout)
-		conn, err := d.DialContext(dctx, "unix", path)
+		c, err := d.DialContext(dctx, "unix", path)
 		cancel()
-		if err == nil {
-			return conn, nil
+		switch {
+		case err == nil:
+			conn = c
+			return nil
+		case ctx.Err() != nil || !transient(err) || o.RetryFor <= 0:
+			return backoff.Permanent(err)
 		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("dial %s: %w: %w", path, ErrUnavailable, ctx.Err())
-		}
-		if !transient(err) {
-			return nil, fmt.Errorf("dial %s: %w: %w", path, ErrUnavailable, err)
-		}
-		left := o.RetryFor - time.Since(start)
-		if left <= 0 || attempt >= maxAttempts {
-			return nil, fmt.Errorf("dial %s: %w after %d attempts in %v: %w", path, ErrUnavailable, attempt,
-				time.Since(start).Round(time.Millisecond), err)
-		}
-		t := time.NewTimer(min(wait, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fmt.Errorf("dial %s: %w: %w", path, ErrUnavailable, ctx.Err())
-		case <-t.C:
-		}
-		wait = min(2*wait, retryMax)
+		lastErr = err
+		return err
+	}, backoff.WithContext(backoff.WithMaxRetries(eb, maxAttempts-1), ctx))
+	if err == nil {
+		return conn, nil
 	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("dial %s: %w: %w", path, ErrUnavailable, ctx.Err())
+	}
+	if lastErr != nil && errors.Is(err, lastErr) {
+		return nil, fmt.Errorf("dial %s: %w after %d attempts in %v: %w", path, ErrUnavailable, attempt,
+			time.Since(start).Round(time.Millisecond), err)
+	}
+	return nil, fmt.Errorf("dial %s: %w: %w", path, ErrUnavailable, err)
 }
 
 // transient reports whether a dial error is one a restarting HAProxy causes.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -144,13 +145,10 @@ func TestRetryUntilSocketAppears(t *testing.T) {
 		f.start()
 	}()
 	a := NewAdmin(f.path, Options{RetryFor: 5 * time.Second})
-	start := time.Now()
+	// The socket appears only after the first attempts failed: success proves the retries.
 	got, err := a.Command(context.Background(), "del server b/s")
 	if err != nil || got != "Server deleted.\n" {
 		t.Fatalf("Command = %q, %v", got, err)
-	}
-	if d := time.Since(start); d < 150*time.Millisecond || d > 2*time.Second {
-		t.Errorf("took %v, want a little over 150ms", d)
 	}
 }
 
@@ -170,60 +168,44 @@ func TestRetryGivesUp(t *testing.T) {
 	}
 	for _, path := range []string{missing, stale} {
 		a := NewAdmin(path, Options{RetryFor: 300 * time.Millisecond})
-		start := time.Now()
 		_, err := a.Command(context.Background(), "show info")
-		d := time.Since(start)
 		if !errors.Is(err, ErrUnavailable) {
 			t.Errorf("%s: error %v, want ErrUnavailable", path, err)
 		}
-		if !strings.Contains(err.Error(), "attempts") {
+		// It retried (more than one attempt) and then gave up on its own (the call returned).
+		var attempts int
+		if i := strings.Index(err.Error(), " attempts"); i < 0 {
 			t.Errorf("%s: error %q does not say it retried", path, err)
-		}
-		// 10+20+40+80+160 ms of waits fit in 300 ms, then the last wait is cut to what is left.
-		if d < 300*time.Millisecond || d > 1500*time.Millisecond {
-			t.Errorf("%s: gave up after %v, want just over 300ms", path, d)
+		} else if f := strings.Fields(err.Error()[:i]); len(f) == 0 {
+			t.Errorf("%s: error %q has no attempt count", path, err)
+		} else if attempts, _ = strconv.Atoi(f[len(f)-1]); attempts < 2 {
+			t.Errorf("%s: %d attempts, want retries: %v", path, attempts, err)
 		}
 	}
-	// Retries disabled: one attempt.
-	start := time.Now()
-	if _, err := NewAdmin(missing, Options{RetryFor: -1}).Command(context.Background(), "show info"); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("error %v, want ErrUnavailable", err)
-	}
-	if d := time.Since(start); d > 100*time.Millisecond {
-		t.Errorf("no-retry attempt took %v", d)
+	// Retries disabled: one attempt, so the error reports no retries.
+	if _, err := NewAdmin(missing, Options{RetryFor: -1}).Command(context.Background(), "show info"); !errors.Is(err, ErrUnavailable) || strings.Contains(err.Error(), "attempts") {
+		t.Errorf("error %v, want ErrUnavailable after a single attempt", err)
 	}
 	// The context bounds the retries too.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	start = time.Now()
 	if _, err := NewAdmin(missing, Options{RetryFor: time.Minute}).Command(ctx, "show info"); !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("error %v, want ErrUnavailable and DeadlineExceeded", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("retries outlived the context: %v", d)
 	}
 }
 
 func TestTimeoutAndCancel(t *testing.T) {
 	f := newFake(t, func(string, []string) string { return hang }).start()
 	a := NewAdmin(f.path, Options{Timeout: 150 * time.Millisecond})
-	start := time.Now()
-	if _, err := a.Command(context.Background(), "show info"); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("error %v, want ErrUnavailable", err)
-	}
-	if d := time.Since(start); d < 150*time.Millisecond || d > 2*time.Second {
-		t.Errorf("timed out after %v, want ~150ms", d)
+	if _, err := a.Command(context.Background(), "show info"); !errors.Is(err, ErrUnavailable) || !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("error %v, want ErrUnavailable from the read deadline", err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	start = time.Now()
 	_, err := NewAdmin(f.path, Options{Timeout: time.Minute}).Command(ctx, "show info")
 	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want ErrUnavailable and Canceled", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("cancel took %v", d)
 	}
 }
 
