@@ -18,10 +18,9 @@ import (
 	"github.com/haroute/haroute/runtime/socket"
 )
 
-// Driver drives HAProxy A the way `haroute run` does, kept small: translate, plan against what runs,
-// render, then either a reload (the first step starts HAProxy instead) or write-through files plus
-// runtime operations. Deletions HAProxy defers (connections still attached) are retried at the next
-// step.
+// Driver drives HAProxy A the way `haroute run` does: the first step renders the initial plan and
+// starts HAProxy; every later step goes through runtime/apply's Updater (plan, write-through render,
+// runtime ops, or a validated reload for structural plans and as the fallback of a failed op).
 type Driver struct {
 	t       testing.TB
 	Opts    mapping.Options
@@ -29,20 +28,18 @@ type Driver struct {
 	HAProxy *testbed.HAProxy
 	Admin   *socket.Admin
 	Master  *socket.Master
-	// Reloader reloads A; nil until A runs.
-	Reloader *reload.Reloader
-	// Applied is what A runs (the last plan's Next); nil before the first step.
+	// Updater keeps A in step; nil until A runs.
+	Updater *apply.Updater
+	// Applied is what A runs (the Updater's applied state); nil before the first step.
 	Applied *model.Config
 	Paths   render.RuntimePaths
-	// Deferred are the deletions HAProxy refused for now, by "backend/server".
-	Deferred map[string]plan.DelServer
 
 	defaultCertPEM []byte
 }
 
 // NewDriver returns a driver for an HAProxy that the first Step starts in a new directory.
 func NewDriver(t testing.TB, opts mapping.Options, defaultCertPEM []byte) *Driver {
-	return &Driver{t: t, Opts: opts, Dir: testbed.TempDir(t), Deferred: map[string]plan.DelServer{}, defaultCertPEM: defaultCertPEM}
+	return &Driver{t: t, Opts: opts, Dir: testbed.TempDir(t), defaultCertPEM: defaultCertPEM}
 }
 
 // StepResult is what one driver step did.
@@ -54,12 +51,12 @@ type StepResult struct {
 	Started bool
 	// Reloads is the master's reload counter before and after the step (after start for the first).
 	ReloadsBefore, ReloadsAfter int
-	// Ops counts the ops applied per type; Deferred the deletions left for later (this step's and
-	// retried ones still refused); Retried the earlier deferred deletions that went through.
+	// Ops counts the ops applied per type; Deferred the deletions left for later (servers kept in
+	// maint in the applied state); Retried the earlier deferred deletions that went through.
 	Ops      map[string]int
 	Deferred int
 	Retried  int
-	// ApplyErr is the runtime path's error (the test fails on it).
+	// ApplyErr is the runtime path's error (the Updater fell back to a reload; the test fails on it).
 	ApplyErr error
 	Duration time.Duration
 }
@@ -72,101 +69,93 @@ func (d *Driver) Step(ctx context.Context, in mapping.Input) (StepResult, error)
 	if err := res.Desired.Validate(); err != nil {
 		return res, fmt.Errorf("translate gave an invalid config: %w", err)
 	}
-	res.Plan = plan.Compute(d.Applied, res.Desired)
-	next := res.Plan.Next
-	if err := next.Validate(); err != nil {
-		return res, fmt.Errorf("plan.Next is invalid: %w", err)
-	}
-	files, err := render.Render(next, render.Options{Dir: d.Dir, DefaultCertificatePEM: d.defaultCertPEM})
-	if err != nil {
-		return res, fmt.Errorf("render plan.Next: %w", err)
-	}
-	paths, err := render.PathsFor(next, d.Dir)
-	if err != nil {
-		return res, fmt.Errorf("runtime paths: %w", err)
-	}
-
 	if d.HAProxy == nil {
-		if !res.Plan.NeedsReload() {
-			return res, errors.New("the first plan is not structural")
-		}
-		d.HAProxy = testbed.StartHAProxy(d.t, d.Dir, files)
-		d.Admin = socket.NewAdmin(d.HAProxy.AdminSocket, socket.Options{})
-		d.Master = socket.NewMaster(d.HAProxy.MasterSocket, socket.Options{})
-		d.Reloader = reload.New(testbed.HAProxyBinary, d.Dir, d.Master)
-		d.Reloader.MinInterval = 0
-		res.Started = true
-		if res.ReloadsAfter, err = d.Reloads(ctx); err != nil {
-			return res, err
-		}
-		res.ReloadsBefore = res.ReloadsAfter
-		d.Applied, d.Paths = next, paths
-		res.Duration = time.Since(start)
-		return res, nil
+		return d.start(ctx, res, start)
 	}
-
+	before := d.DeferredKeys()
+	var err error
 	if res.ReloadsBefore, err = d.Reloads(ctx); err != nil {
 		return res, err
 	}
-	if res.Plan.NeedsReload() {
-		if _, err := d.Reloader.Reload(ctx, files); err != nil {
-			return res, fmt.Errorf("reload: %w", err)
-		}
-		// A reload drops every runtime change: the new worker has exactly the files.
-		clear(d.Deferred)
-	} else {
-		res.ApplyErr = d.applyRuntime(ctx, files, next, paths, &res)
+	out, err := d.Updater.Update(ctx, res.Desired)
+	res.Plan, res.Ops, res.ApplyErr = out.Plan, out.Result.Counts, out.Fallback
+	if err != nil {
+		return res, fmt.Errorf("update: %w", err)
 	}
-	// Applied follows the plan even when an apply failed: the files are the target and the test
-	// fails on the error anyway.
-	d.Applied, d.Paths = next, paths
+	if err := d.setApplied(); err != nil {
+		return res, err
+	}
+	after := d.DeferredKeys()
+	for k := range before {
+		if !after[k] {
+			res.Retried++
+		}
+	}
+	res.Deferred = len(after)
 	if res.ReloadsAfter, err = d.Reloads(ctx); err != nil {
 		return res, err
 	}
-	res.Deferred = len(d.Deferred)
 	res.Duration = time.Since(start)
 	return res, nil
 }
 
-// applyRuntime writes the files through and applies the plan's ops while holding off reloads, after
-// retrying the deletions HAProxy deferred before.
-func (d *Driver) applyRuntime(ctx context.Context, files []render.File, next *model.Config, paths render.RuntimePaths, res *StepResult) error {
-	release := d.Reloader.HoldOps()
-	defer release()
-	if err := reload.WriteFiles(d.Dir, files); err != nil {
-		return fmt.Errorf("write files: %w", err)
+// start renders the initial plan, starts A from it and hands A to an Updater.
+func (d *Driver) start(ctx context.Context, res StepResult, began time.Time) (StepResult, error) {
+	res.Plan = plan.Compute(nil, res.Desired)
+	if !res.Plan.NeedsReload() {
+		return res, errors.New("the first plan is not structural")
 	}
-	if len(d.Deferred) > 0 {
-		var retry []plan.Op
-		for _, key := range sortedKeys(d.Deferred) {
-			retry = append(retry, d.Deferred[key])
-		}
-		clear(d.Deferred)
-		r, err := apply.Apply(ctx, d.Admin, next, paths, d.Dir, retry)
-		res.Retried = r.Applied
-		d.postpone(r.Deferred)
-		if err != nil {
-			return fmt.Errorf("retry deferred deletions: %w", err)
-		}
+	ro := render.Options{Dir: d.Dir, DefaultCertificatePEM: d.defaultCertPEM}
+	files, err := render.Render(res.Plan.Next, ro)
+	if err != nil {
+		return res, fmt.Errorf("render the initial plan: %w", err)
 	}
-	r, err := apply.Apply(ctx, d.Admin, next, paths, d.Dir, res.Plan.Ops)
-	res.Ops = r.Counts
-	d.postpone(r.Deferred)
-	return err
+	d.HAProxy = testbed.StartHAProxy(d.t, d.Dir, files)
+	d.Admin = socket.NewAdmin(d.HAProxy.AdminSocket, socket.Options{})
+	d.Master = socket.NewMaster(d.HAProxy.MasterSocket, socket.Options{})
+	rl := reload.New(testbed.HAProxyBinary, d.Dir, d.Master)
+	rl.MinInterval = 0
+	d.Updater = &apply.Updater{Dir: d.Dir, Render: ro, Admin: d.Admin, Reloader: rl}
+	d.Updater.SetApplied(res.Plan.Next)
+	if err := d.setApplied(); err != nil {
+		return res, err
+	}
+	res.Started = true
+	if res.ReloadsAfter, err = d.Reloads(ctx); err != nil {
+		return res, err
+	}
+	res.ReloadsBefore = res.ReloadsAfter
+	res.Duration = time.Since(began)
+	return res, nil
 }
 
-// postpone records deletions HAProxy refused for now.
-func (d *Driver) postpone(ops []plan.DelServer) {
-	for _, op := range ops {
-		d.Deferred[ServerKey(op.Backend, op.Server)] = op
+// setApplied mirrors the Updater's applied state and its runtime paths.
+func (d *Driver) setApplied() error {
+	d.Applied = d.Updater.Applied()
+	if d.Applied == nil {
+		return errors.New("the Updater lost track of A's state")
 	}
+	paths, err := render.PathsFor(d.Applied, d.Dir)
+	if err != nil {
+		return fmt.Errorf("runtime paths: %w", err)
+	}
+	d.Paths = paths
+	return nil
 }
 
-// DeferredKeys returns the deferred deletions as a set of "backend/server".
+// DeferredKeys returns the deletions HAProxy deferred, as "backend/server": the servers the applied
+// state keeps in maint (Translate never asks for maint, so only deferred deletions are).
 func (d *Driver) DeferredKeys() map[string]bool {
 	out := map[string]bool{}
-	for k := range d.Deferred {
-		out[k] = true
+	if d.Applied == nil {
+		return out
+	}
+	for _, b := range d.Applied.Backends {
+		for _, s := range b.Servers {
+			if s.State == model.StateMaint {
+				out[ServerKey(b.Name, s.Name)] = true
+			}
+		}
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package plan_test
 import (
 	"encoding/json"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -469,5 +470,54 @@ func TestComputeMovesToSpareOnBalanceChange(t *testing.T) {
 	}
 	if again := plan.Compute(p.Next, d); again.NeedsReload() || len(again.Ops) != 0 {
 		t.Fatalf("planning again from Next is not empty: %v %v", again.Structural, again.Ops)
+	}
+}
+
+// TestComputeRetriesDeferredDeletions: a server HAProxy refused to delete (connections attached)
+// stays in the applied state in maint. The next plan deletes it again when nothing wants it (also on a
+// retired backend), and turns it back to ready — without a failing add server — when desired has it.
+func TestComputeRetriesDeferredDeletions(t *testing.T) {
+	in := baseInput(loadCerts(t))
+	d := translate(t, in, testOptions(2))
+	applied := plan.WithPool(d)
+
+	// A leftover server in maint on a live backend that desired also has (re-added meanwhile)...
+	live := applied.Backend("be_http:app:plain")
+	if live == nil || len(live.Servers) == 0 {
+		t.Fatal("fixture: be_http:app:plain has no servers")
+	}
+	kept := live.Servers[0].Name
+	// Next and WithPool share server slices with desired (read-only): copy before changing.
+	live.Servers = append([]model.Server(nil), live.Servers...)
+	live.Servers[0].State = model.StateMaint
+	// ...and one on a retired backend.
+	leftover := model.Server{Name: "pod:old:svc:http:10.9.9.9:8080", Addr: "10.9.9.9", Port: 8080, Weight: 1, State: model.StateMaint}
+	applied.Backends = append(applied.Backends, model.Backend{Name: "be_http:app:gone", Kind: model.KindHTTP, Mode: model.ModeHTTP,
+		Balance: "random", CheckInterval: "5000ms", Retired: true, Servers: []model.Server{leftover}})
+	sort.Slice(applied.Backends, func(i, j int) bool { return applied.Backends[i].Name < applied.Backends[j].Name })
+	if err := applied.Validate(); err != nil {
+		t.Fatal(err)
+	}
+
+	p := plan.Compute(applied, d)
+	if p.NeedsReload() {
+		t.Fatalf("reload: %v", p.Structural)
+	}
+	var readied, deleted, added bool
+	for _, op := range p.Ops {
+		switch o := op.(type) {
+		case plan.SetServerState:
+			readied = readied || (o.Server == kept && o.State == model.StateReady)
+		case plan.DelServer:
+			deleted = deleted || (o.Backend == "be_http:app:gone" && o.Server == leftover.Name)
+		case plan.AddServer:
+			added = added || o.Server.Name == kept
+		}
+	}
+	if !readied || added || !deleted {
+		t.Fatalf("want %s set ready (not re-added) and the leftover deleted; ops %v", kept, p.Ops)
+	}
+	if gone := p.Next.Backend("be_http:app:gone"); gone == nil || !gone.Retired || len(gone.Servers) != 0 {
+		t.Fatalf("retired backend in Next: %+v", gone)
 	}
 }

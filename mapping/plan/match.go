@@ -142,7 +142,9 @@ func matchBackends(applied, desired *model.Config) matching {
 				m.rename[d.Name] = a.Name
 			}
 		case a.Spare && a.Route == "", a.Retired:
-			// a free spare or a retired backend stays as it is
+			// A free spare or a retired backend keeps its options and has no servers: servers left
+			// there (deletions HAProxy deferred while connections were attached) get removed again.
+			n.Servers = []model.Server{}
 		case a.Spare:
 			n.Route, n.TLS, n.Servers = "", unclaimedTLS(a.Kind), []model.Server{}
 		default:

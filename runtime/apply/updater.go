@@ -1,0 +1,145 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/reload"
+	"github.com/haroute/haroute/runtime/socket"
+)
+
+// Updater keeps one running HAProxy in step with a sequence of desired states: it plans against what
+// HAProxy runs, renders the plan's Next and writes the files first (write-through, so a reload or a
+// restart reproduces the state), then applies the runtime ops — or reloads, when the plan is
+// structural or when any runtime op fails (the files already hold the target). Deletions HAProxy
+// defers (connections attached) stay in the applied state as maint servers, so the next plan retries
+// them, and a server that desired brings back is re-enabled rather than re-added.
+//
+// An Updater is not safe for concurrent use; the controller calls Update from one loop.
+type Updater struct {
+	// Dir is the absolute HAProxy directory the files are written to.
+	Dir string
+	// Render holds the template, default certificate and env; its Dir is set from Dir.
+	Render   render.Options
+	Admin    *socket.Admin
+	Reloader *reload.Reloader
+
+	applied *model.Config
+}
+
+// Outcome is what one Update did.
+type Outcome struct {
+	Plan plan.Plan
+	// Reloaded is true when HAProxy was reloaded: a structural plan, or a fallback.
+	Reloaded bool
+	// Fallback is the runtime-path error that made the Updater reload instead (nil otherwise).
+	Fallback error
+	// Result is what the runtime ops did (empty for a structural plan).
+	Result Result
+}
+
+// Applied returns the state HAProxy runs, as the Updater knows it (nil when unknown). Callers must
+// not modify it.
+func (u *Updater) Applied() *model.Config { return u.applied }
+
+// SetApplied declares what HAProxy runs, e.g. after the caller started it from files rendered from
+// state (which must be a plan's Next).
+func (u *Updater) SetApplied(state *model.Config) { u.applied = state }
+
+// Forget declares the running state unknown (HAProxy restarted, drift found that ops cannot fix):
+// the next Update reloads from a full render.
+func (u *Updater) Forget() { u.applied = nil }
+
+// Update brings HAProxy to desired (a Translate result). On an error the returned Outcome says how
+// far it got; when HAProxy's state may be anything, Applied is nil and the next Update reloads.
+func (u *Updater) Update(ctx context.Context, desired *model.Config) (Outcome, error) {
+	out := Outcome{Plan: plan.Compute(u.applied, desired)}
+	next := out.Plan.Next
+	ro := u.Render
+	ro.Dir = u.Dir
+	files, err := render.Render(next, ro)
+	if err != nil {
+		return out, fmt.Errorf("render: %w", err)
+	}
+	if out.Plan.NeedsReload() {
+		return out, u.reload(ctx, files, next, &out)
+	}
+	paths, err := render.PathsFor(next, u.Dir)
+	if err != nil {
+		return out, fmt.Errorf("runtime paths: %w", err)
+	}
+
+	release := u.Reloader.HoldOps()
+	if err := reload.WriteFiles(u.Dir, files); err != nil {
+		release()
+		// Some files may be new already: a later reload must rewrite them all.
+		u.applied = nil
+		return out, fmt.Errorf("write-through: %w", err)
+	}
+	res, err := Apply(ctx, u.Admin, next, paths, u.Dir, out.Plan.Ops)
+	release()
+	out.Result = res
+	if err != nil {
+		out.Fallback = err
+		return out, u.reload(ctx, files, next, &out)
+	}
+	u.applied = withDeferred(next, u.applied, res.Deferred)
+	return out, nil
+}
+
+// reload installs files with a validated reload. On success HAProxy runs next exactly (a reload drops
+// runtime leftovers such as deferred servers). A refused config or a failed reload leaves the old
+// worker serving the last good files; after a fallback, or when the outcome is unknown, the applied
+// state is unknown.
+func (u *Updater) reload(ctx context.Context, files []render.File, next *model.Config, out *Outcome) error {
+	_, err := u.Reloader.Reload(ctx, files)
+	if err == nil {
+		u.applied, out.Reloaded = next, true
+		return nil
+	}
+	if out.Fallback != nil || errors.Is(err, reload.ErrReloadTimeout) || !errors.Is(err, reload.ErrInvalidConfig) && !errors.Is(err, reload.ErrReloadFailed) {
+		u.applied = nil
+	}
+	if out.Fallback != nil {
+		return fmt.Errorf("runtime update failed (%w) and the fallback reload failed too: %w", out.Fallback, err)
+	}
+	return fmt.Errorf("reload: %w", err)
+}
+
+// withDeferred returns next with the servers whose deletion HAProxy deferred put back, in maint, as
+// they were in prev. next is not modified (it shares slices with the desired state).
+func withDeferred(next, prev *model.Config, deferred []plan.DelServer) *model.Config {
+	if len(deferred) == 0 || prev == nil {
+		return next
+	}
+	out := *next
+	out.Backends = slices.Clone(next.Backends)
+	for _, d := range deferred {
+		old := prev.Backend(d.Backend)
+		i := sort.Search(len(out.Backends), func(i int) bool { return out.Backends[i].Name >= d.Backend })
+		if old == nil || i == len(out.Backends) || out.Backends[i].Name != d.Backend {
+			continue
+		}
+		var srv *model.Server
+		for j := range old.Servers {
+			if old.Servers[j].Name == d.Server {
+				srv = &old.Servers[j]
+			}
+		}
+		b := &out.Backends[i]
+		k := sort.Search(len(b.Servers), func(k int) bool { return b.Servers[k].Name >= d.Server })
+		if srv == nil || (k < len(b.Servers) && b.Servers[k].Name == d.Server) {
+			continue
+		}
+		kept := *srv
+		kept.State = model.StateMaint
+		b.Servers = slices.Insert(slices.Clone(b.Servers), k, kept)
+	}
+	return &out
+}
