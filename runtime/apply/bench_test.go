@@ -1,0 +1,131 @@
+package apply_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/apply"
+	hareload "github.com/haroute/haroute/runtime/reload"
+	"github.com/haroute/haroute/runtime/socket"
+)
+
+// benchRoutes is the number of Routes the HAProxy of the update benchmarks serves besides the one
+// that changes, so that plans and renders have a realistic size.
+const benchRoutes = 1000
+
+// benchInput returns benchRoutes Routes with two endpoints each, plus Route app/big whose Service has
+// bigEndpoints endpoints. Endpoint addresses are on 127.1.0.0/16 where nothing listens (health checks
+// fail fast on loopback); traffic is not part of these benchmarks.
+func benchInput(bigEndpoints int) mapping.Input {
+	var in mapping.Input
+	add := func(ns, name string, eps int, base int) {
+		in.Routes = append(in.Routes, &routev1.Route{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: metav1.Unix(int64(base), 0)},
+			Spec:       routev1.RouteSpec{Host: name + "." + ns + ".example.com", To: routev1.RouteTargetReference{Kind: "Service", Name: name}},
+		})
+		in.Services = append(in.Services, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}}})
+		slice := &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr("http"), Port: ptr(int32(8080))}},
+		}
+		for i := range eps {
+			n := base*8 + i
+			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{fmt.Sprintf("127.1.%d.%d", n>>8&0xff, n&0xff)}})
+		}
+		in.EndpointSlices = append(in.EndpointSlices, slice)
+	}
+	for i := range benchRoutes {
+		add("bench", fmt.Sprintf("r%04d", i), 2, i)
+	}
+	add("app", "big", bigEndpoints, 5000)
+	return in
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// benchUpdater starts HAProxy from the translation of in and returns an Updater driving it.
+func benchUpdater(b *testing.B, in mapping.Input) (*apply.Updater, mapping.Options, *socket.Master) {
+	opts := testbed.RouterOptions(b)
+	opts.CheckInterval = "1h" // keep thousands of failing checks from loading the machine
+	cfg, _ := mapping.Translate(in, opts)
+	first := plan.Compute(nil, cfg)
+	dir := testbed.TempDir(b)
+	ca := testbed.NewCA(b, "bench CA")
+	ro := render.Options{Dir: dir, DefaultCertificatePEM: ca.IssueBundle(b, "default.example.com")}
+	files, err := render.Render(first.Next, ro)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := testbed.StartHAProxy(b, dir, files)
+	master := socket.NewMaster(h.MasterSocket, socket.Options{})
+	rl := hareload.New(testbed.HAProxyBinary, dir, master)
+	rl.MinInterval = 0
+	u := &apply.Updater{Dir: dir, Render: ro, Admin: socket.NewAdmin(h.AdminSocket, socket.Options{}), Reloader: rl}
+	u.SetApplied(first.Next)
+	return u, opts, master
+}
+
+func update(b *testing.B, u *apply.Updater, cfg *model.Config) apply.Outcome {
+	out, err := u.Update(context.Background(), cfg)
+	if err != nil || out.Reloaded {
+		b.Fatalf("update: reloaded %v, fallback %v, err %v, reasons %v", out.Reloaded, out.Fallback, err, out.Plan.Structural)
+	}
+	return out
+}
+
+// BenchmarkUpdateOneEndpoint is the time from a new desired state to HAProxy serving it when one
+// endpoint of one Route changes, with 1,000 other Routes: plan, render and write-through of every
+// file, and the runtime ops (add or delete one server). Translate is not included.
+func BenchmarkUpdateOneEndpoint(b *testing.B) {
+	u, opts, _ := benchUpdater(b, benchInput(3))
+	three, _ := mapping.Translate(benchInput(3), opts)
+	four, _ := mapping.Translate(benchInput(4), opts)
+	states := []*model.Config{four, three}
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		update(b, u, states[i%2])
+		i++
+	}
+}
+
+// BenchmarkScaleOut1000 is the time to take one Route from 1 to 1,001 servers at runtime, with 1,000
+// other Routes (the scale-in back to 1 between iterations is not timed).
+func BenchmarkScaleOut1000(b *testing.B) {
+	u, opts, master := benchUpdater(b, benchInput(1))
+	small, _ := mapping.Translate(benchInput(1), opts)
+	large, _ := mapping.Translate(benchInput(1001), opts)
+	ps, err := master.ShowProc(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	ops := 0
+	for b.Loop() {
+		out := update(b, u, large)
+		ops = out.Result.Applied
+		b.StopTimer()
+		update(b, u, small)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(ops), "ops")
+	if after, err := master.ShowProc(context.Background()); err != nil || after.Master.Reloads != ps.Master.Reloads {
+		b.Fatalf("HAProxy reloaded during the benchmark (%v)", err)
+	}
+}
