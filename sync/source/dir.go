@@ -108,28 +108,40 @@ func newObjectIndex() *objectIndex {
 }
 
 func (x *objectIndex) add(path string, in mapping.Input) {
-	for _, r := range in.Routes {
-		x.note(path, "Route", r.Namespace, r.Name)
-	}
-	for _, s := range in.Services {
-		x.note(path, "Service", s.Namespace, s.Name)
-	}
-	for _, s := range in.EndpointSlices {
-		x.note(path, "EndpointSlice", s.Namespace, s.Name)
-	}
-	for _, n := range in.Namespaces {
-		x.note(path, "Namespace", "", n.Name)
-	}
-	for _, s := range in.Secrets {
-		x.note(path, "Secret", s.Namespace, s.Name)
+	for _, id := range objectIDs(in) {
+		x.note(path, id)
 	}
 }
 
-func (x *objectIndex) note(path, kind, namespace, name string) {
-	id := kind + " " + name
-	if namespace != "" {
-		id = kind + " " + namespace + "/" + name
+// objectIDs names every object of in, in order: "Kind namespace/name", or "Kind name" for a Namespace.
+func objectIDs(in mapping.Input) []string {
+	var ids []string
+	id := func(kind, namespace, name string) {
+		if namespace == "" {
+			ids = append(ids, kind+" "+name)
+			return
+		}
+		ids = append(ids, kind+" "+namespace+"/"+name)
 	}
+	for _, r := range in.Routes {
+		id("Route", r.Namespace, r.Name)
+	}
+	for _, s := range in.Services {
+		id("Service", s.Namespace, s.Name)
+	}
+	for _, s := range in.EndpointSlices {
+		id("EndpointSlice", s.Namespace, s.Name)
+	}
+	for _, n := range in.Namespaces {
+		id("Namespace", "", n.Name)
+	}
+	for _, s := range in.Secrets {
+		id("Secret", s.Namespace, s.Name)
+	}
+	return ids
+}
+
+func (x *objectIndex) note(path, id string) {
 	prev, ok := x.where[id]
 	switch {
 	case !ok:

@@ -1,4 +1,5 @@
 // Package source produces the snapshots (mapping.Input) that haroute translates. LoadDir reads a folder
-// of manifest files, the standalone and demo mode's stand-in for a cluster; watching the folder and the
-// Kubernetes informers come later.
+// of manifest files once (haroute render); Folder watches one (haroute run --manifests), keeping each
+// broken file's last good content in force and reporting its error with file and line. The Kubernetes
+// informers come later.
 package source

@@ -1,0 +1,460 @@
+package source
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/haroute/haroute/mapping"
+)
+
+// debounce is how long the watcher gathers file system events before it re-scans the folder.
+const debounce = 50 * time.Millisecond
+
+// FileError is the current problem of one manifest file (or of a directory that could not be listed).
+type FileError struct {
+	Path string
+	Err  error
+}
+
+// Folder watches a folder of manifest files (the files LoadDir reads) and keeps, for every file, the
+// objects of its last content that decoded without error. Create it with NewFolder, run Run once, and
+// read Snapshot whenever Changes fires.
+type Folder struct {
+	dir     string
+	log     *slog.Logger
+	changes chan struct{}
+	running atomic.Bool
+
+	// Owned by Run's goroutine.
+	files   map[string]*fileState
+	order   []string // files in LoadDir's order
+	watched map[string]bool
+	summary string // fingerprint of the effective state last published
+
+	mu   sync.Mutex
+	in   mapping.Input
+	errs []FileError
+}
+
+// fileState is what the watcher knows about one manifest file.
+type fileState struct {
+	data    []byte            // the bytes last read, to skip decoding unchanged content
+	good    *mapping.Input    // the last content that decoded cleanly; nil if there never was one
+	goodSum [sha256.Size]byte // digest of the bytes of good
+	ids     []string          // the object names of good
+	err     error             // why the current content is not used, nil if it is good
+}
+
+// NewFolder returns a watcher for the manifest files under dir. It does no I/O; Run does. A nil log
+// discards messages.
+func NewFolder(dir string, log *slog.Logger) *Folder {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Folder{
+		dir:     filepath.Clean(dir),
+		log:     log,
+		changes: make(chan struct{}, 1),
+		files:   map[string]*fileState{},
+		watched: map[string]bool{},
+	}
+}
+
+// Changes returns a channel that receives a value after the effective Input or the set of file errors
+// has changed, including once after Run's first scan. Signals coalesce: one pending value stands for
+// any number of changes, so a reader should call Snapshot after each receive.
+func (f *Folder) Changes() <-chan struct{} { return f.changes }
+
+// Snapshot returns the merged Input built from the last good content of every file, in LoadDir's file
+// order, and the current error of every file whose content is not (entirely) in force, sorted by path.
+// The objects are copies the caller may keep and modify.
+func (f *Folder) Snapshot() (mapping.Input, []FileError) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return copyInput(f.in), slices.Clone(f.errs)
+}
+
+// Run scans the folder, then watches it and re-scans it (after a short debounce) on every file system
+// event until ctx ends, when it returns nil. It returns an error if the folder cannot be watched at
+// all: it does not exist, is not a directory, or the watch cannot be set up. Run may be called once.
+func (f *Folder) Run(ctx context.Context) error {
+	if !f.running.CompareAndSwap(false, true) {
+		return errors.New("manifests: Folder.Run called twice")
+	}
+	st, err := os.Stat(f.dir)
+	if err != nil {
+		return fmt.Errorf("manifests: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("manifests: %s is not a directory", f.dir)
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watching manifests in %s: %w", f.dir, err)
+	}
+	defer func() {
+		if err := w.Close(); err != nil {
+			f.log.Warn("closing the manifest watcher", "dir", f.dir, "error", err)
+		}
+	}()
+	// The root is watched before the first scan, so that nothing written after the scan goes unseen.
+	if err := w.Add(f.dir); err != nil {
+		return fmt.Errorf("watching manifests in %s: %w", f.dir, err)
+	}
+	f.watched[f.dir] = true
+
+	timer := time.NewTimer(debounce)
+	defer timer.Stop()
+	var fire <-chan time.Time // non-nil while a re-scan is pending
+	schedule := func() {
+		if fire == nil {
+			timer.Reset(debounce)
+			fire = timer.C
+		}
+	}
+	if f.rescan(w, true) {
+		schedule()
+	} else {
+		timer.Stop()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return fmt.Errorf("watching manifests in %s: the watcher stopped", f.dir)
+			}
+			f.log.Debug("manifest folder event", "event", ev.String())
+			schedule()
+		case err, ok := <-w.Errors:
+			if !ok {
+				return fmt.Errorf("watching manifests in %s: the watcher stopped", f.dir)
+			}
+			// An overflow loses events: a re-scan makes up for them.
+			f.log.Warn("watching manifests", "dir", f.dir, "error", err)
+			schedule()
+		case <-fire:
+			fire = nil
+			if f.rescan(w, false) {
+				schedule()
+			}
+		}
+	}
+}
+
+// rescan lists and reads the folder, updates every file's state, adds watches on new directories and
+// publishes the result if it changed (or if first is set). It reports whether it added a watch: files
+// written in a new directory before its watch existed are then picked up by another re-scan.
+func (f *Folder) rescan(w *fsnotify.Watcher, first bool) (again bool) {
+	list := scanFolder(f.dir)
+	again = f.updateWatches(w, list.dirs)
+
+	present := make(map[string]bool, len(list.files))
+	for _, path := range list.files {
+		present[path] = true
+		f.readFile(path)
+	}
+	for path := range f.files {
+		if !present[path] && !under(path, list.unlisted) {
+			delete(f.files, path)
+		}
+	}
+	// Files under a directory that could not be listed keep their place after the listed ones.
+	order := slices.Clone(list.files)
+	for _, path := range f.order {
+		if !present[path] && f.files[path] != nil {
+			order = append(order, path)
+		}
+	}
+	f.order = order
+
+	in, errs, summary := f.merge(list.problems)
+	if !first && summary == f.summary {
+		return again
+	}
+	f.logErrors(errs)
+	f.summary = summary
+	f.mu.Lock()
+	f.in, f.errs = in, errs
+	f.mu.Unlock()
+	select {
+	case f.changes <- struct{}{}:
+	default:
+	}
+	return again
+}
+
+// readFile reads one listed file and updates its state.
+func (f *Folder) readFile(path string) {
+	st := f.files[path]
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Removed between listing and reading (or a dangling link): gone, like a deleted file.
+		delete(f.files, path)
+		return
+	}
+	if st == nil {
+		st = &fileState{}
+		f.files[path] = st
+	}
+	if err != nil {
+		st.data, st.err = nil, fmt.Errorf("reading manifests: %w", err)
+		return
+	}
+	if st.data != nil && bytes.Equal(data, st.data) {
+		return
+	}
+	st.data = data
+	part, err := mapping.DecodeManifests(path, data)
+	if err != nil {
+		st.err = err
+		return
+	}
+	ids := objectIDs(part)
+	if err := duplicateIn(path, ids); err != nil {
+		st.err = err
+		return
+	}
+	st.good, st.goodSum, st.ids, st.err = &part, sha256.Sum256(data), ids, nil
+}
+
+// merge builds the effective Input from the files' good content in order, leaving out a file whose
+// objects are already defined by an earlier file. It returns the Input, the sorted errors and a
+// fingerprint of both that changes whenever either does.
+func (f *Folder) merge(problems []FileError) (mapping.Input, []FileError, string) {
+	var (
+		in      mapping.Input
+		errs    = slices.Clone(problems)
+		summary strings.Builder
+		owner   = map[string]string{}
+	)
+	for _, p := range problems {
+		fmt.Fprintf(&summary, "problem %q %q\n", p.Path, p.Err)
+	}
+	for _, path := range f.order {
+		st := f.files[path]
+		if st.good != nil {
+			if conflict := firstConflict(st.ids, owner); conflict != "" {
+				err := fmt.Errorf("%s: %s is already defined in %s; the objects of this file are not used", path, conflict, owner[conflict])
+				if st.err != nil {
+					err = fmt.Errorf("%w; its last good content is not used either: %s is already defined in %s", st.err, conflict, owner[conflict])
+				}
+				errs = append(errs, FileError{Path: path, Err: err})
+				fmt.Fprintf(&summary, "error %q %q\n", path, err)
+				continue
+			}
+			for _, id := range st.ids {
+				owner[id] = path
+			}
+			appendInput(&in, *st.good)
+			fmt.Fprintf(&summary, "good %q %x\n", path, st.goodSum)
+		}
+		if st.err != nil {
+			errs = append(errs, FileError{Path: path, Err: st.err})
+			fmt.Fprintf(&summary, "error %q %q\n", path, st.err)
+		}
+	}
+	slices.SortStableFunc(errs, func(a, b FileError) int { return strings.Compare(a.Path, b.Path) })
+	return in, errs, summary.String()
+}
+
+// logErrors logs the file errors that are new or changed since the last published state, and the
+// files whose error went away.
+func (f *Folder) logErrors(errs []FileError) {
+	f.mu.Lock()
+	prev := f.errs
+	f.mu.Unlock()
+	old := map[string]string{}
+	for _, e := range prev {
+		old[e.Path] = e.Err.Error()
+	}
+	now := map[string]bool{}
+	for _, e := range errs {
+		now[e.Path] = true
+		if old[e.Path] != e.Err.Error() {
+			f.log.Warn("manifest file not (entirely) used", "path", e.Path, "error", e.Err)
+		}
+	}
+	for _, e := range prev {
+		if !now[e.Path] {
+			f.log.Info("manifest file fixed", "path", e.Path)
+		}
+	}
+}
+
+// updateWatches watches every directory in dirs that is not watched yet and drops the watches of
+// directories no longer needed. It reports whether it added a watch.
+func (f *Folder) updateWatches(w *fsnotify.Watcher, dirs []string) bool {
+	want := map[string]bool{f.dir: true}
+	added := false
+	for _, d := range dirs {
+		want[d] = true
+		if f.watched[d] {
+			continue
+		}
+		if err := w.Add(d); err != nil {
+			// Tried again on the next re-scan.
+			f.log.Warn("watching a manifest directory", "dir", d, "error", err)
+			continue
+		}
+		f.watched[d] = true
+		added = true
+	}
+	for d := range f.watched {
+		if want[d] {
+			continue
+		}
+		delete(f.watched, d)
+		// A deleted directory has lost its watch already; that error means nothing.
+		if err := w.Remove(d); err != nil && !errors.Is(err, fsnotify.ErrNonExistentWatch) {
+			f.log.Debug("unwatching a manifest directory", "dir", d, "error", err)
+		}
+	}
+	return added
+}
+
+// folderList is one listing of the folder.
+type folderList struct {
+	files    []string    // manifest files, in LoadDir's order
+	dirs     []string    // directories to watch: listed subdirectories and those holding link targets
+	problems []FileError // entries that could not be listed
+	unlisted []string    // directories (or the root) whose content is unknown this time
+}
+
+// scanFolder lists the manifest files under dir as LoadDir does, but carries on past entries it
+// cannot read, reporting them; an entry that vanished while listing is simply left out.
+func scanFolder(dir string) folderList {
+	var l folderList
+	dirs := map[string]bool{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == dir {
+				return err
+			}
+			if !errors.Is(err, fs.ErrNotExist) {
+				l.problems = append(l.problems, FileError{Path: path, Err: fmt.Errorf("listing manifests: %w", err)})
+				l.unlisted = append(l.unlisted, path)
+			}
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if path == dir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			dirs[path] = true
+			return nil
+		}
+		if !isManifest(d.Name()) {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(path)
+			if err != nil || !st.Mode().IsRegular() {
+				return nil // dangling, or a link to a directory: not a manifest
+			}
+			// Watch the directory of the link's target too, so that edits made there are seen.
+			if real, err := filepath.EvalSymlinks(path); err == nil {
+				dirs[filepath.Dir(real)] = true
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		l.files = append(l.files, path)
+		return nil
+	})
+	if err != nil {
+		l.problems = append(l.problems, FileError{Path: dir, Err: fmt.Errorf("listing manifests: %w", err)})
+		l.unlisted = append(l.unlisted, dir)
+	}
+	for d := range dirs {
+		l.dirs = append(l.dirs, d)
+	}
+	slices.Sort(l.dirs)
+	return l
+}
+
+// under reports whether path is one of dirs or inside one of them.
+func under(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// duplicateIn reports an object defined twice within one file.
+func duplicateIn(path string, ids []string) error {
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			return fmt.Errorf("%s: %s is defined twice in %s", path, id, path)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// firstConflict returns the first of ids that already has an owner, or "".
+func firstConflict(ids []string, owner map[string]string) string {
+	for _, id := range ids {
+		if _, ok := owner[id]; ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// appendInput appends the objects of part to in.
+func appendInput(in *mapping.Input, part mapping.Input) {
+	in.Routes = append(in.Routes, part.Routes...)
+	in.Services = append(in.Services, part.Services...)
+	in.EndpointSlices = append(in.EndpointSlices, part.EndpointSlices...)
+	in.Namespaces = append(in.Namespaces, part.Namespaces...)
+	in.Secrets = append(in.Secrets, part.Secrets...)
+}
+
+// copyInput deep-copies in, so that a Snapshot never shares objects with the watcher or another caller.
+func copyInput(in mapping.Input) mapping.Input {
+	var out mapping.Input
+	for _, r := range in.Routes {
+		out.Routes = append(out.Routes, r.DeepCopy())
+	}
+	for _, s := range in.Services {
+		out.Services = append(out.Services, s.DeepCopy())
+	}
+	for _, s := range in.EndpointSlices {
+		out.EndpointSlices = append(out.EndpointSlices, s.DeepCopy())
+	}
+	for _, n := range in.Namespaces {
+		out.Namespaces = append(out.Namespaces, n.DeepCopy())
+	}
+	for _, s := range in.Secrets {
+		out.Secrets = append(out.Secrets, s.DeepCopy())
+	}
+	return out
+}
