@@ -38,6 +38,7 @@ type Folder struct {
 	log     *slog.Logger
 	changes chan struct{}
 	running atomic.Bool
+	synced  atomic.Bool // the first scan has been published
 
 	// Owned by Run's goroutine.
 	files   map[string]*fileState
@@ -78,6 +79,9 @@ func NewFolder(dir string, log *slog.Logger) *Folder {
 // has changed, including once after Run's first scan. Signals coalesce: one pending value stands for
 // any number of changes, so a reader should call Snapshot after each receive.
 func (f *Folder) Changes() <-chan struct{} { return f.changes }
+
+// HasSynced reports whether Run's first scan has been published.
+func (f *Folder) HasSynced() bool { return f.synced.Load() }
 
 // Snapshot returns the merged Input built from the last good content of every file, in LoadDir's file
 // order, and the current error of every file whose content is not (entirely) in force, sorted by path.
@@ -192,6 +196,7 @@ func (f *Folder) rescan(w *fsnotify.Watcher, first bool) (again bool) {
 	f.mu.Lock()
 	f.in, f.errs = in, errs
 	f.mu.Unlock()
+	f.synced.Store(true)
 	select {
 	case f.changes <- struct{}{}:
 	default:
