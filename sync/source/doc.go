@@ -1,5 +1,6 @@
 // Package source produces the snapshots (mapping.Input) that haroute translates. LoadDir reads a folder
 // of manifest files once (haroute render); Folder watches one (haroute run --manifests), keeping each
-// broken file's last good content in force and reporting its error with file and line. The Kubernetes
-// informers come later.
+// broken file's last good content in force and reporting its error with file and line; Cluster watches
+// the Kubernetes API through shared informers (Routes, Services, EndpointSlices, Namespaces for
+// NAMESPACE_LABELS, and only the Secrets that Routes reference).
 package source
