@@ -1,0 +1,355 @@
+package controller
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/plan"
+)
+
+// run starts c.Run in the background; the test's cleanup cancels it and waits (bounded).
+func run(t *testing.T, c *Controller) context.CancelFunc {
+	t.Helper()
+	if c.Log == nil {
+		c.Log = testLogger(t)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("Run did not return within 5s of cancel")
+		}
+	})
+	return cancel
+}
+
+func newTestController(src *fakeSource, up *fakeUpdater) *Controller {
+	return &Controller{
+		Source:        src,
+		Updater:       up,
+		Options:       mapping.DefaultOptions(),
+		Holdoff:       20 * time.Millisecond,
+		MaxHoldoff:    200 * time.Millisecond,
+		DriftInterval: time.Hour,
+		Metrics:       NewMetrics(),
+	}
+}
+
+func TestNoTranslateBeforeSynced(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	up := newFakeUpdater()
+	c := newTestController(src, up)
+	run(t, c)
+	for range 5 {
+		src.signal()
+		time.Sleep(40 * time.Millisecond)
+	}
+	if n := src.snapshots.Load(); n != 0 {
+		t.Fatalf("%d snapshots taken before the source synced", n)
+	}
+	if n := up.count("update"); n != 0 || c.Ready() {
+		t.Fatalf("%d updates (ready %v) before the source synced", n, c.Ready())
+	}
+	src.synced.Store(true)
+	// No further signal: the controller polls HasSynced and syncs by itself.
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	waitFor(t, time.Second, "ready", c.Ready)
+	ups, _ := up.snapshot()
+	if got := serversOf(ups[0], "demo", "web"); !slices.Equal(got, []string{"10.0.0.1"}) {
+		t.Fatalf("first desired state serves %v, want [10.0.0.1]", got)
+	}
+}
+
+func TestBurstIsCoalesced(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	c := newTestController(src, up)
+	c.Holdoff, c.MaxHoldoff = 50*time.Millisecond, 500*time.Millisecond
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	before := src.snapshots.Load()
+
+	for i := range 50 {
+		addrs := []string{"10.0.0.1"}
+		for k := range i % 7 {
+			addrs = append(addrs, "10.0.1."+string(rune('1'+k)))
+		}
+		src.set(webInput(addrs...))
+		time.Sleep(time.Millisecond)
+	}
+	src.set(webInput("10.0.0.1", "10.0.0.2"))
+	waitFor(t, 3*time.Second, "the burst's final state", func() bool {
+		ups, _ := up.snapshot()
+		return slices.Equal(serversOf(ups[len(ups)-1], "demo", "web"), []string{"10.0.0.1", "10.0.0.2"})
+	})
+	time.Sleep(700 * time.Millisecond) // longer than MaxHoldoff: a late extra sync would show
+	syncs := src.snapshots.Load() - before
+	if syncs < 1 || syncs > 2 {
+		t.Fatalf("a burst of 51 signals gave %d syncs, want 1–2", syncs)
+	}
+	if n := up.count("update"); n < 2 || n > 3 {
+		t.Fatalf("%d updates in total, want 2–3", n)
+	}
+}
+
+func TestIdenticalSnapshotSkipsUpdate(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	st := &fakeStatus{}
+	c := newTestController(src, up)
+	c.Status = st
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	for range 3 {
+		before := src.snapshots.Load()
+		src.set(webInput("10.0.0.1")) // new objects, same content
+		waitFor(t, 3*time.Second, "a sync", func() bool { return src.snapshots.Load() > before })
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := up.count("update"); n != 1 {
+		t.Fatalf("%d updates for identical snapshots, want 1", n)
+	}
+	if st.count() < 4 {
+		t.Fatalf("status written %d times, want once per sync (≥ 4)", st.count())
+	}
+	src.set(webInput("10.0.0.1", "10.0.0.2"))
+	waitFor(t, 3*time.Second, "the update of a real change", func() bool { return up.count("update") == 2 })
+}
+
+func TestErrorIsRetried(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	up.fail = 3
+	c := newTestController(src, up)
+	run(t, c)
+	// Attempts: 3 failures, then success; backoff 100 ms and up between them.
+	waitFor(t, 10*time.Second, "a successful update after 3 failures", func() bool {
+		ups, _ := up.snapshot()
+		return len(ups) == 1
+	})
+	if n := up.count("update"); n != 4 {
+		t.Fatalf("%d Update calls, want 4 (3 failures, 1 success)", n)
+	}
+	waitFor(t, time.Second, "ready", c.Ready)
+	ups, _ := up.snapshot()
+	if got := serversOf(ups[0], "demo", "web"); !slices.Equal(got, []string{"10.0.0.1"}) {
+		t.Fatalf("applied after retries serves %v", got)
+	}
+}
+
+func TestChangesDuringBackoffAreNotLost(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	up.fail = 2
+	c := newTestController(src, up)
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first failure", func() bool { return up.count("update") >= 1 })
+	src.set(webInput("10.0.0.9")) // arrives while the controller backs off
+	waitFor(t, 10*time.Second, "the latest state applied", func() bool {
+		ups, _ := up.snapshot()
+		return len(ups) > 0 && slices.Equal(serversOf(ups[len(ups)-1], "demo", "web"), []string{"10.0.0.9"})
+	})
+	if ups, _ := up.snapshot(); len(ups) != 1 {
+		t.Fatalf("%d successful updates, want 1 (the stale state is never applied)", len(ups))
+	}
+}
+
+func TestReloadModeForgetsBeforeEveryChange(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	c := newTestController(src, up)
+	c.Mode = ModeReload
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	src.set(webInput("10.0.0.1", "10.0.0.2"))
+	waitFor(t, 3*time.Second, "the second update", func() bool { return up.count("update") == 2 })
+	src.set(webInput("10.0.0.1", "10.0.0.2")) // identical: no update, no forget
+	time.Sleep(150 * time.Millisecond)
+	_, ev := up.snapshot()
+	if want := []string{"forget", "update", "forget", "update"}; !slices.Equal(ev, want) {
+		t.Fatalf("events %v, want %v", ev, want)
+	}
+	m := c.Metrics
+	if got := value(t, m.Reloads.WithLabelValues(ModeReload)); got != 2 {
+		t.Fatalf("haroute_reloads_total{reason=reload} = %v, want 2", got)
+	}
+	if got := series(m.RuntimeOps); got != 0 {
+		t.Fatalf("%d runtime op series in reload mode, want 0", got)
+	}
+}
+
+func TestRuntimeModeDoesNotForget(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	c := newTestController(src, up)
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	src.set(webInput("10.0.0.1", "10.0.0.2"))
+	waitFor(t, 3*time.Second, "the second update", func() bool { return up.count("update") == 2 })
+	if n := up.count("forget"); n != 0 {
+		t.Fatalf("%d forgets in runtime mode", n)
+	}
+	if got := value(t, c.Metrics.RuntimeOps.WithLabelValues("add_server", "ok")); got != 1 {
+		t.Fatalf("add_server ok = %v, want 1", got)
+	}
+	if got := value(t, c.Metrics.Reloads.WithLabelValues("Initial")); got != 1 {
+		t.Fatalf("haroute_reloads_total{reason=Initial} = %v, want 1", got)
+	}
+}
+
+func TestRestartForgetsAndUpdates(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	restarts := make(chan struct{}, 1)
+	c := newTestController(src, up)
+	c.Restarts = restarts
+	// As `haroute run` does: HAProxy starts from files of the applied state.
+	up.applied = plan.Compute(nil, translate(t, src.in)).Next
+	restarts <- struct{}{} // the first start: HAProxy runs the applied files, nothing to forget
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	if n := up.count("forget"); n != 0 {
+		t.Fatalf("the first start made the updater forget (%d)", n)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := up.count("forget"); n != 0 {
+		t.Fatalf("the first start made the updater forget (%d)", n)
+	}
+	// A runtime change touches HAProxy; a restart after it loses that state.
+	src.set(webInput("10.0.0.1", "10.0.0.2"))
+	waitFor(t, 3*time.Second, "the runtime update", func() bool { return up.count("update") == 2 })
+	restarts <- struct{}{}
+	waitFor(t, 3*time.Second, "the resync", func() bool { return up.count("update") == 3 })
+	_, ev := up.snapshot()
+	if want := []string{"update", "update", "forget", "update"}; !slices.Equal(ev, want) {
+		t.Fatalf("events %v, want %v", ev, want)
+	}
+	if got := value(t, c.Metrics.Reloads.WithLabelValues("Restart")); got != 1 {
+		t.Fatalf("haroute_reloads_total{reason=Restart} = %v, want 1", got)
+	}
+}
+
+func TestSidecarRestartDetectedThroughShowProc(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	var worker, reloads atomicInt
+	worker.set(101)
+	master := startFakeCLI(t, func(cmd string) string {
+		if cmd != "show proc" {
+			return "Unknown command.\n\n"
+		}
+		return procReply(100, reloads.get(), worker.get())
+	})
+	c := newTestController(src, up)
+	c.Master = newMaster(master.path)
+	c.DriftInterval = 50 * time.Millisecond
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	// Our own reload (the initial one) recorded worker 101; several checks change nothing.
+	waitFor(t, 3*time.Second, "show proc polls", func() bool { return master.cmds.Load() >= 4 })
+	if n := up.count("forget"); n != 0 {
+		t.Fatalf("forgot without a restart (%d)", n)
+	}
+	if got := value(t, c.Metrics.Workers); got != 1 {
+		t.Fatalf("haroute_haproxy_workers = %v, want 1", got)
+	}
+	reloads.set(1)
+	worker.set(102) // someone else reloaded HAProxy
+	waitFor(t, 3*time.Second, "the resync", func() bool { return up.count("update") == 2 })
+	_, ev := up.snapshot()
+	if want := []string{"update", "forget", "update"}; !slices.Equal(ev, want) {
+		t.Fatalf("events %v, want %v", ev, want)
+	}
+}
+
+func TestStatusFailureRetriedWithoutBlockingUpdates(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	st := &fakeStatus{fail: 1}
+	c := newTestController(src, up)
+	c.Status = st
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	waitFor(t, 5*time.Second, "the status retry", func() bool { return st.count() >= 2 })
+	if !c.Ready() {
+		t.Fatal("a status failure kept the controller from being ready")
+	}
+	if n := up.count("update"); n != 1 {
+		t.Fatalf("%d updates; the status retry must not update HAProxy again", n)
+	}
+}
+
+func TestDeferredDeletionsRetried(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	up.deferred = 1
+	c := newTestController(src, up)
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	waitFor(t, 5*time.Second, "the retry of deferred deletions", func() bool { return up.count("update") == 2 })
+	time.Sleep(deferredRetry + 500*time.Millisecond)
+	if n := up.count("update"); n != 2 {
+		t.Fatalf("%d updates; nothing is deferred any more, want 2", n)
+	}
+	if got := value(t, c.Metrics.RuntimeOps.WithLabelValues("del_server", "deferred")); got != 1 {
+		t.Fatalf("del_server deferred = %v, want 1", got)
+	}
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
+	src := newFakeSource(webInput())
+	for name, c := range map[string]*Controller{
+		"no source":   {Updater: newFakeUpdater()},
+		"bad mode":    {Source: src, Updater: newFakeUpdater(), Mode: "fast", Options: mapping.DefaultOptions()},
+		"no options":  {Source: src, Updater: newFakeUpdater()},
+		"admin + dir": {Source: src, Updater: newFakeUpdater(), Admin: newAdmin("/nonexistent"), Options: mapping.DefaultOptions()},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := c.Run(ctx)
+		cancel()
+		if err == nil {
+			t.Errorf("%s: Run returned nil", name)
+		} else if !strings.Contains(err.Error(), "controller:") {
+			t.Errorf("%s: error %q", name, err)
+		}
+	}
+}
+
+func TestDiffCounts(t *testing.T) {
+	a := translate(t, webInput("10.0.0.1", "10.0.0.2"))
+	b := translate(t, webInput("10.0.0.1", "10.0.0.3"))
+	d := diff(a, b)
+	if d.routes != 1 || d.servers < 2 {
+		t.Fatalf("totals %+v", d)
+	}
+	if d.routesChanged != 0 || d.backendsChanged != 1 || d.serversChanged != 2 {
+		t.Fatalf("changes %+v, want 0 routes, 1 backend, 2 servers", d)
+	}
+	if d := diff(b, b); d.routesChanged+d.backendsChanged+d.serversChanged != 0 {
+		t.Fatalf("no change counted as %+v", d)
+	}
+	if d := diff(nil, a); d.routesChanged != 1 || d.serversChanged != d.servers {
+		t.Fatalf("from nothing: %+v", d)
+	}
+}

@@ -1,0 +1,94 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/apply"
+	"github.com/haroute/haroute/runtime/reload"
+	"github.com/haroute/haroute/runtime/socket"
+)
+
+// TestRealHAProxyDriftAndExternalReload runs the controller against a real HAProxy in sidecar shape
+// (no Restarts channel): a hand-made weight change is repaired through runtime ops, and a reload the
+// controller did not send is detected through show proc and answered with a resync (a reload).
+func TestRealHAProxyDriftAndExternalReload(t *testing.T) {
+	const wait = 15 * time.Second
+	ctx := context.Background()
+	ca := testbed.NewCA(t, "controller CA")
+	opts := testbed.RouterOptions(t)
+	opts.SparePoolSize = 1
+	in := webInput("127.0.0.11", "127.0.0.12")
+
+	// What `haroute run` does first: the first config from the first snapshot, HAProxy on it.
+	desired, _ := mapping.Translate(in, opts)
+	first := plan.Compute(nil, desired).Next
+	dir := testbed.TempDir(t)
+	ro := render.Options{Dir: dir, DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}
+	files, err := render.Render(first, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hp := testbed.StartHAProxy(t, dir, files)
+	admin := socket.NewAdmin(hp.AdminSocket, socket.Options{})
+	master := socket.NewMaster(hp.MasterSocket, socket.Options{})
+	rl := reload.New(testbed.HAProxyBinary, dir, master)
+	rl.MinInterval = 0
+	up := &apply.Updater{Dir: dir, Render: ro, Admin: admin, Reloader: rl}
+	up.SetApplied(first)
+
+	src := newFakeSource(in)
+	src.synced.Store(true)
+	c := &Controller{
+		Source: src, Options: opts, Updater: up, Admin: admin, Master: master, Dir: dir,
+		Holdoff: 20 * time.Millisecond, MaxHoldoff: 200 * time.Millisecond,
+		DriftInterval: 200 * time.Millisecond, Metrics: NewMetrics(),
+	}
+	run(t, c)
+	waitFor(t, wait, "ready", c.Ready)
+	if err := c.Healthy(ctx); err != nil {
+		t.Fatalf("Healthy: %v", err)
+	}
+	if got := series(c.Metrics.Reloads); got != 0 {
+		t.Fatalf("%d reload series after the first sync of an HAProxy started from the same state", got)
+	}
+
+	// Drift: someone changes a server weight by hand.
+	b := first.Backend(first.Routes[0].Backend)
+	srv := b.Servers[0]
+	if err := socket.SetServerWeight(ctx, admin, b.Name, srv.Name, 7); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, wait, "the drift repaired", func() bool {
+		states, err := socket.ShowServersState(ctx, admin, b.Name)
+		if err != nil {
+			return false
+		}
+		for _, s := range states {
+			if s.Server == srv.Name {
+				return s.UserWeight == int(srv.Weight) && value(t, c.Metrics.DriftRepairs) >= 1
+			}
+		}
+		return false
+	})
+	if got := value(t, c.Metrics.RuntimeOps.WithLabelValues("set_server_weight", "ok")); got != 1 {
+		t.Fatalf("set_server_weight ok = %v, want 1", got)
+	}
+
+	// A reload the controller did not send: its runtime state may be gone, so it resyncs.
+	if _, err := master.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, wait, "the resync after an external reload", func() bool {
+		return value(t, c.Metrics.Reloads.WithLabelValues("Restart")) == 1 && up.Applied() != nil
+	})
+	if got := value(t, c.Metrics.Workers); got < 1 {
+		t.Fatalf("haroute_haproxy_workers = %v", got)
+	}
+	waitFor(t, wait, "healthy after the resync", func() bool { return c.Healthy(ctx) == nil })
+}

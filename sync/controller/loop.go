@@ -1,0 +1,204 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// loop is the state of one Run; only Run's goroutine touches it.
+type loop struct {
+	c *Controller
+
+	// due is when the next sync runs (zero: none scheduled); window is when the current holdoff
+	// window opened (zero: none open).
+	due, window time.Time
+	// retrying is true while a failed sync waits for its backoff; signals then only wait for it.
+	retrying bool
+	retry    *backoff.ExponentialBackOff
+
+	// lastDesired is the last desired state Update accepted (nil before the first success).
+	lastDesired *model.Config
+	// touched: an Update or a repair changed HAProxy's runtime state (ops, reload, or a failure that
+	// leaves it unknown) since its last (re)start.
+	touched bool
+	// deferredPending: the last Update left deferred server deletions to retry.
+	deferredPending bool
+	// statusPending: the last status write failed; statusRetry paces the follow-up syncs.
+	statusPending bool
+	statusRetry   *backoff.ExponentialBackOff
+	// forgetReason names why the controller made the Updater forget its state (restart, drift,
+	// reload mode); it labels the next reload.
+	forgetReason string
+	// driftAfterSync asks for a drift check right after the next successful sync (after a restart).
+	driftAfterSync bool
+	// procs is the worker set last seen (after our own reloads), for restart detection.
+	procs *procSnapshot
+	// waitingLogged: the "waiting for the source" line was written.
+	waitingLogged bool
+}
+
+func newBackoff(initial, maxInterval time.Duration) *backoff.ExponentialBackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = initial
+	b.MaxInterval = maxInterval
+	b.MaxElapsedTime = 0
+	b.Reset()
+	return b
+}
+
+func newLoop(c *Controller) *loop {
+	return &loop{
+		c:           c,
+		retry:       newBackoff(retryInitial, retryMax),
+		statusRetry: newBackoff(statusRetryInitial, statusRetryMax),
+	}
+}
+
+func (l *loop) run(ctx context.Context) error {
+	c := l.c
+	c.beat()
+	log := c.log()
+	log.Info("sync loop started", "mode", modeName(c), "holdoff", c.holdoff(), "maxHoldoff", c.maxHoldoff(),
+		"driftInterval", c.driftInterval())
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	drift := time.NewTicker(c.driftInterval())
+	defer drift.Stop()
+
+	// A first sync as soon as the source has synced, even without a change signal.
+	l.due = time.Now()
+	for {
+		if l.due.IsZero() {
+			timer.Stop()
+		} else {
+			timer.Reset(max(time.Until(l.due), 0))
+		}
+		select {
+		case <-ctx.Done():
+			log.Info("sync loop stopped")
+			return nil
+		case <-c.Source.Changes():
+			c.beat()
+			l.signal(time.Now())
+		case <-c.Restarts:
+			c.beat()
+			l.restarted("HAProxy (re)started by the supervisor")
+		case <-timer.C:
+			c.beat()
+			l.fire(ctx)
+		case <-drift.C:
+			c.beat()
+			l.periodic(ctx)
+		}
+		c.beat()
+	}
+}
+
+// signal folds one change signal into the holdoff window: a sync runs Holdoff after the last
+// signal, but no later than MaxHoldoff after the first one. During a backoff the pending retry
+// takes the change (it starts from a fresh snapshot).
+func (l *loop) signal(now time.Time) {
+	if l.retrying {
+		return
+	}
+	hold, capAt := l.c.holdoff(), l.c.maxHoldoff()
+	if l.window.IsZero() {
+		l.window = now
+		l.due = now.Add(hold)
+		return
+	}
+	l.due = now.Add(hold)
+	if limit := l.window.Add(capAt); l.due.After(limit) {
+		l.due = limit
+	}
+}
+
+// soon schedules a sync at once (or after d), unless one is due earlier or a retry is pending.
+func (l *loop) soon(now time.Time, d time.Duration) {
+	if l.retrying {
+		return
+	}
+	at := now.Add(d)
+	if l.due.IsZero() || at.Before(l.due) {
+		l.due = at
+	}
+	if l.window.IsZero() {
+		l.window = now
+	}
+}
+
+// fire runs the scheduled sync, or keeps polling until the source has synced.
+func (l *loop) fire(ctx context.Context) {
+	c := l.c
+	now := time.Now()
+	if !c.Source.HasSynced() {
+		if !l.waitingLogged {
+			c.log().Info("waiting for the source's first complete snapshot")
+			l.waitingLogged = true
+		}
+		l.due = now.Add(c.holdoff())
+		return
+	}
+	l.window, l.due = time.Time{}, time.Time{}
+	err := l.sync(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	now = time.Now()
+	if err != nil {
+		wait := l.retry.NextBackOff()
+		l.retrying = true
+		l.due = now.Add(wait)
+		c.log().Warn("sync failed; retrying", "in", wait.Round(time.Millisecond), "err", err)
+		return
+	}
+	l.retrying = false
+	l.retry.Reset()
+	switch {
+	case l.deferredPending:
+		l.soon(now, deferredRetry)
+	case l.statusPending:
+		l.soon(now, l.statusRetry.NextBackOff())
+	}
+	if !l.statusPending {
+		l.statusRetry.Reset()
+	}
+}
+
+// restarted handles an HAProxy (re)start the controller did not cause: the runtime state is gone, so
+// the Updater forgets it and the next sync reloads from a full render; a drift check follows. While
+// no runtime op or reload has changed HAProxy since the last (re)start, HAProxy runs the files on
+// disk, which hold the applied state (written by the caller or written through by an Update), so
+// nothing is forgotten then: the supervisor's first start costs no reload.
+func (l *loop) restarted(why string) {
+	c := l.c
+	l.driftAfterSync = true
+	if !l.touched {
+		c.log().Info("HAProxy started", "reason", why)
+		l.soon(time.Now(), 0)
+		return
+	}
+	c.log().Warn("HAProxy restart detected: resyncing with a reload", "reason", why)
+	l.touched = false
+	l.forget("Restart")
+	l.soon(time.Now(), 0)
+}
+
+// forget makes the Updater forget the running state; the next sync reloads.
+func (l *loop) forget(reason string) {
+	l.c.Updater.Forget()
+	if l.forgetReason == "" {
+		l.forgetReason = reason
+	}
+}
+
+func modeName(c *Controller) string {
+	if c.reloadMode() {
+		return ModeReload
+	}
+	return ModeRuntime
+}
