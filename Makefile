@@ -15,7 +15,7 @@ EXAMPLE_DIR := $(BIN)/example-haproxy
 # sudo only when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help build haproxy test render-example fmt clean
+.PHONY: help build haproxy demo test render-example fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -27,6 +27,9 @@ build: ## build bin/haroute (version from git describe, or "dev")
 haproxy: ## install Debian's haproxy package when haproxy is missing
 	@command -v haproxy >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y haproxy; }
 	@haproxy -v | head -n 1
+
+demo: build haproxy ## run haroute demo: HAProxy on 127.0.0.1:8080/8443 with example Routes and local backends (DEMO_ARGS to change)
+	$(BIN)/haroute demo $(DEMO_ARGS)
 
 test: haproxy ## go vet and all tests (unit, and integration with the real haproxy)
 	$(GO) vet ./...

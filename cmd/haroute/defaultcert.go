@@ -65,9 +65,14 @@ func (a *app) keptDefaultCertificate(out string) ([]byte, error) {
 	return pemData, nil
 }
 
-// generateCertificate makes a self-signed ECDSA P-256 server certificate valid for ten years from now,
-// PEM-encoded as certificate then PKCS#8 key.
+// generateCertificate makes the self-signed default certificate, valid for ten years from now.
 func generateCertificate(now time.Time) ([]byte, error) {
+	return selfSignedCertificate(defaultCertCommonName, nil, now)
+}
+
+// selfSignedCertificate makes a self-signed ECDSA P-256 server certificate for commonName and
+// dnsNames, valid for ten years from now, PEM-encoded as certificate then PKCS#8 key.
+func selfSignedCertificate(commonName string, dnsNames []string, now time.Time) ([]byte, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("key: %w", err)
@@ -78,7 +83,8 @@ func generateCertificate(now time.Time) ([]byte, error) {
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: defaultCertCommonName},
+		Subject:               pkix.Name{CommonName: commonName},
+		DNSNames:              dnsNames,
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(defaultCertLifetime),
 		KeyUsage:              x509.KeyUsageDigitalSignature,

@@ -49,7 +49,7 @@ func newRootCommand(a *app) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.AddCommand(newRenderCommand(a), newVersionCommand(a))
+	root.AddCommand(newRunCommand(a), newDemoCommand(a), newRenderCommand(a), newVersionCommand(a))
 	return root
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/render"
@@ -45,7 +46,6 @@ const (
 
 func newRenderCommand(a *app) *cobra.Command {
 	var f renderFlags
-	def := mapping.DefaultOptions()
 	cmd := &cobra.Command{
 		Use:   "render --manifests DIR --haproxy-dir OUT",
 		Short: "Render the HAProxy configuration for a folder of manifests",
@@ -62,15 +62,7 @@ func newRenderCommand(a *app) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.manifests, "manifests", "", "folder of manifest files (*.yaml, *.yml, *.json; read recursively)")
 	fl.StringVar(&f.haproxyDir, "haproxy-dir", "", "HAProxy directory to write conf/, router/ and run/ into")
-	fl.IntVar(&f.httpPort, flagHTTPPort, def.HTTPPort, "public HTTP port [ROUTER_SERVICE_HTTP_PORT]")
-	fl.IntVar(&f.httpsPort, flagHTTPSPort, def.HTTPSPort, "public HTTPS port [ROUTER_SERVICE_HTTPS_PORT]")
-	fl.StringVar(&f.bindAddress, flagBindAddress, "", "address the public listeners bind to; empty: all [ROUTER_BIND_ADDRESS]")
-	fl.StringVar(&f.template, flagTemplate, "", "custom haproxy.cfg template [TEMPLATE_FILE]")
-	fl.StringVar(&f.defaultCertificate, flagDefaultCert, "",
-		"PEM file with the default certificate and its key [DEFAULT_CERTIFICATE_PATH]; without it a self-signed one is kept in OUT")
-	fl.BoolVar(&f.allowLoopback, flagAllowLoopback, false, "admit endpoint addresses on loopback (folder mode and demos only)")
-	fl.BoolVar(&f.allowWildcard, flagAllowWildcard, false, "admit wildcard Routes [ROUTER_ALLOW_WILDCARD_ROUTES]")
-	fl.StringVar(&f.subdomain, flagSubdomain, "", "host template for Routes without spec.host, e.g. ${name}-${namespace}.apps.example.com [ROUTER_SUBDOMAIN]")
+	addSettingsFlags(fl, &f, "without it a self-signed one is kept in OUT")
 	for _, name := range []string{"manifests", "haproxy-dir"} {
 		if err := cmd.MarkFlagRequired(name); err != nil {
 			// Only fails for a flag that does not exist, which the lines above rule out.
@@ -78,6 +70,22 @@ func newRenderCommand(a *app) *cobra.Command {
 		}
 	}
 	return cmd
+}
+
+// addSettingsFlags registers the settings flags render and run share (ports, bind address, template,
+// default certificate, loopback endpoints, wildcard Routes, subdomain); certNote ends the help of
+// --default-certificate with what happens without it.
+func addSettingsFlags(fl *pflag.FlagSet, f *renderFlags, certNote string) {
+	def := mapping.DefaultOptions()
+	fl.IntVar(&f.httpPort, flagHTTPPort, def.HTTPPort, "public HTTP port [ROUTER_SERVICE_HTTP_PORT]")
+	fl.IntVar(&f.httpsPort, flagHTTPSPort, def.HTTPSPort, "public HTTPS port [ROUTER_SERVICE_HTTPS_PORT]")
+	fl.StringVar(&f.bindAddress, flagBindAddress, "", "address the public listeners bind to; empty: all [ROUTER_BIND_ADDRESS]")
+	fl.StringVar(&f.template, flagTemplate, "", "custom haproxy.cfg template [TEMPLATE_FILE]")
+	fl.StringVar(&f.defaultCertificate, flagDefaultCert, "",
+		"PEM file with the default certificate and its key [DEFAULT_CERTIFICATE_PATH]; "+certNote)
+	fl.BoolVar(&f.allowLoopback, flagAllowLoopback, false, "admit endpoint addresses on loopback (folder mode and demos only)")
+	fl.BoolVar(&f.allowWildcard, flagAllowWildcard, false, "admit wildcard Routes [ROUTER_ALLOW_WILDCARD_ROUTES]")
+	fl.StringVar(&f.subdomain, flagSubdomain, "", "host template for Routes without spec.host, e.g. ${name}-${namespace}.apps.example.com [ROUTER_SUBDOMAIN]")
 }
 
 // renderSettings are the resolved inputs of a render besides the manifests.
@@ -152,34 +160,15 @@ func (a *app) render(f renderFlags, changed func(string) bool) error {
 	if err != nil {
 		return err
 	}
-	var tmpl *render.Template
-	if s.templatePath != "" {
-		text, err := os.ReadFile(s.templatePath)
-		if err != nil {
-			return fmt.Errorf("template: %w", err)
-		}
-		if tmpl, err = render.ParseTemplate(filepath.Base(s.templatePath), string(text)); err != nil {
-			return fmt.Errorf("template %s: %w", s.templatePath, err)
-		}
-	}
-	var certPEM []byte
-	if s.defaultCertPath != "" {
-		if certPEM, err = loadCertificate(s.defaultCertPath); err != nil {
-			return err
-		}
-	} else if certPEM, err = a.keptDefaultCertificate(out); err != nil {
+	ro, err := a.renderOptions(s, out)
+	if err != nil {
 		return err
 	}
 
 	warnFDLimit(a.log, s.opts.MaxConnections)
 	cfg, problems := mapping.Translate(in, s.opts)
 	rejected := a.reportProblems(problems)
-	files, err := render.Render(cfg, render.Options{
-		Dir:                   out,
-		Template:              tmpl,
-		DefaultCertificatePEM: certPEM,
-		Env:                   a.getenv,
-	})
+	files, err := render.Render(cfg, ro)
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
@@ -194,6 +183,29 @@ func (a *app) render(f renderFlags, changed func(string) bool) error {
 	_, err = fmt.Fprintf(a.stdout, "%d routes admitted, %d rejected; %d backends, %d servers; config: %s\n",
 		len(cfg.Routes), rejected, len(cfg.Backends), servers, filepath.Join(out, "conf", "haproxy.cfg"))
 	return err
+}
+
+// renderOptions loads what a render into the HAProxy directory out needs besides the model: the
+// custom template and the default certificate (the configured file, else the one kept in out, else a
+// new self-signed one).
+func (a *app) renderOptions(s renderSettings, out string) (render.Options, error) {
+	ro := render.Options{Dir: out, Env: a.getenv}
+	if s.templatePath != "" {
+		text, err := os.ReadFile(s.templatePath)
+		if err != nil {
+			return ro, fmt.Errorf("template: %w", err)
+		}
+		if ro.Template, err = render.ParseTemplate(filepath.Base(s.templatePath), string(text)); err != nil {
+			return ro, fmt.Errorf("template %s: %w", s.templatePath, err)
+		}
+	}
+	var err error
+	if s.defaultCertPath != "" {
+		ro.DefaultCertificatePEM, err = loadCertificate(s.defaultCertPath)
+	} else {
+		ro.DefaultCertificatePEM, err = a.keptDefaultCertificate(out)
+	}
+	return ro, err
 }
 
 // reportProblems prints each problem on stderr, sorted, and returns how many Routes were rejected.

@@ -147,17 +147,21 @@ func TestOrderServersAroundMaps(t *testing.T) {
 	spare := model.SpareBackendName(model.KindReencrypt, "random", 0)
 	before(t, p.Ops, "CA file before the servers that verify with it", isType[plan.SetCAFile], isServerOf(spare))
 	before(t, p.Ops, "servers before map entries pointing at the backend", isServerOf(spare), isMapOp)
-	wantSeq := []func(plan.Op) bool{isType[plan.AddServer], isType[plan.EnableHealth], isType[plan.SetServerState]}
+	wantSeq := []func(plan.Op) bool{isType[plan.AddServer], isType[plan.EnableHealth]}
 	first := indexOf(p.Ops, isType[plan.AddServer])
 	for i, m := range wantSeq {
 		if !m(p.Ops[first+i]) {
-			t.Fatalf("want add server, enable health, state ready:\n%s", opsText(p.Ops))
+			t.Fatalf("want add server, enable health:\n%s", opsText(p.Ops))
 		}
 	}
-	if st := p.Ops[first+2].(plan.SetServerState); st.State != model.StateReady {
-		t.Fatalf("state %s", st.State)
+	isReady := func(op plan.Op) bool {
+		o, ok := op.(plan.SetServerState)
+		return ok && o.State == model.StateReady
 	}
 	before(t, p.Ops, "dynamic cookies after the adds", isType[plan.AddServer], isType[plan.EnableDynamicCookie])
+	// HAProxy 2.6 serves garbage cookie bytes from a runtime server that takes traffic before
+	// `enable dynamic-cookie backend`.
+	before(t, p.Ops, "dynamic cookies before any new server is ready", isType[plan.EnableDynamicCookie], isReady)
 	if a := p.Ops[first].(plan.AddServer); a.Backend.Name != spare || a.Backend.TLS == nil || a.Backend.TLS.CAFile != "app_new.pem" || a.Backend.Servers != nil {
 		t.Fatalf("AddServer backend %+v", a.Backend)
 	}
@@ -196,7 +200,7 @@ func TestOrderWithinBackend(t *testing.T) {
 		}
 	}
 	if len(p.Ops) != 6 {
-		t.Fatalf("want add, health, ready, dynamic cookie, maint, del:\n%s", opsText(p.Ops))
+		t.Fatalf("want add, health, dynamic cookie, ready, maint, del:\n%s", opsText(p.Ops))
 	}
 
 	// Weights of a split Route: only SetServerWeight.

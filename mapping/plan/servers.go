@@ -4,7 +4,7 @@ import "github.com/haroute/haroute/mapping/model"
 
 // serversOps returns the server operations between two backend lists of the same names (Diff steps 3
 // and 5): early holds, backend by backend in name order, the adds, weight and state changes, dynamic
-// cookie enables and removals of backends that keep or gain a Route; late holds the removals of
+// cookie enables (before the new servers are set ready) and removals of backends that keep or gain a Route; late holds the removals of
 // backends without a Route in to (released spares, retired backends), to run after the map deletes.
 func serversOps(from, to []model.Backend) (early, late []Op) {
 	for i := range to {
@@ -22,7 +22,7 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 	if len(a.Servers) == 0 && len(b.Servers) == 0 {
 		return nil, nil
 	}
-	var adds, changes, removals []Op
+	var adds, readies, changes, removals []Op
 	added := false
 	opsBackend := *b
 	opsBackend.Servers = nil
@@ -31,7 +31,7 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 			AddServer{Backend: opsBackend, Server: s},
 			EnableHealth{Backend: b.Name, Server: s.Name})
 		if s.State != model.StateMaint {
-			adds = append(adds, SetServerState{Backend: b.Name, Server: s.Name, State: s.State})
+			readies = append(readies, SetServerState{Backend: b.Name, Server: s.Name, State: s.State})
 		}
 		added = true
 	}
@@ -69,10 +69,14 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 			j++
 		}
 	}
-	early = append(adds, changes...)
+	// New servers take traffic only after the backend computed their dynamic cookies: HAProxy 2.6
+	// answers a server added at runtime with a cookie of uninitialised bytes until `enable
+	// dynamic-cookie backend` (seen as garbage Set-Cookie values under load).
+	early = adds
 	if added && b.Cookie != nil {
 		early = append(early, EnableDynamicCookie{Backend: b.Name})
 	}
+	early = append(append(early, readies...), changes...)
 	if b.Route == "" {
 		return early, removals
 	}

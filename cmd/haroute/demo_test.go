@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/sync/source"
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers and readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestDemoManifestsAdmitted checks that the filled-in demo templates are valid manifests whose five
+// Routes are all admitted.
+func TestDemoManifestsAdmitted(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeDemoManifests(dir, 12345, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	in, err := source.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := mapping.DefaultOptions()
+	opts.AllowLoopbackEndpoints = true
+	cfg, problems := mapping.Translate(in, opts)
+	if len(problems) != 0 || len(cfg.Routes) != 5 {
+		t.Fatalf("%d Routes admitted, problems: %v", len(cfg.Routes), problems)
+	}
+}
+
+// TestDemoPortInUse checks the clear error for a port that is taken.
+func TestDemoPortInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	busy := l.Addr().(*net.TCPAddr).Port
+	err = checkDemoPorts(demoFlags{httpPort: busy, httpsPort: testbed.FreePort(t)})
+	if err == nil || !strings.Contains(err.Error(), "--http-port") || !strings.Contains(err.Error(), "not free") {
+		t.Fatalf("err = %v, want a port-in-use error naming --http-port", err)
+	}
+	if err := checkDemoPorts(demoFlags{httpPort: 8080, httpsPort: 8080}); err == nil {
+		t.Fatalf("equal ports accepted")
+	}
+}
+
+// TestDemoServesAndAppliesEdits runs the demo in-process with real HAProxy: every example Route
+// answers from its backend, an edit of the hello Route's endpoints applies without a reload, and
+// cancelling the context stops everything and removes the folder.
+func TestDemoServesAndAppliesEdits(t *testing.T) {
+	var stdout, stderr syncBuffer
+	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" },
+		log: slog.New(slog.NewTextHandler(&stderr, nil))}
+	f := demoFlags{httpPort: testbed.FreePort(t), httpsPort: testbed.FreePort(t), statsPort: testbed.FreePort(t), haproxy: defaultHAProxyBinary}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.demo(ctx, f) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("demo: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("demo did not stop within 30s")
+		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		}
+	})
+
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stdout.String(), "Ctrl-C stops everything") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo did not print its help within 30s")
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("demo ended early: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	m := regexp.MustCompile(`manifests in (\S+),`).FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no manifest folder printed")
+	}
+	manifests := m[1]
+
+	c := testbed.NewClient(t, f.httpPort, f.httpsPort, nil)
+	expect := func(url, backend string) {
+		t.Helper()
+		r := c.Fetch(t, url)
+		if r.Status != http.StatusOK || r.Backend != backend {
+			t.Errorf("%s: %d from %q, want 200 from %q (%s)", url, r.Status, r.Backend, backend, r.Body)
+		}
+	}
+	expect("http://hello.haroute.test/", "hello")
+	expect("http://hello.haroute.test/api/users", "api")
+	expect("https://secure.haroute.test/", "hello")
+	expect("https://pass.haroute.test/", "pass")
+	seen := map[string]int{}
+	for range 50 {
+		seen[c.Fetch(t, "http://split.haroute.test/").Backend]++
+	}
+	if seen["stable"] == 0 || seen["canary"] == 0 || seen["stable"] < seen["canary"] {
+		t.Errorf("split answers %v, want mostly stable and some canary", seen)
+	}
+	if r := c.Fetch(t, "http://secure.haroute.test/"); r.Status != http.StatusFound {
+		t.Errorf("http://secure: %d, want the redirect to https", r.Status)
+	}
+
+	// An endpoint edit applies at runtime.
+	file := filepath.Join(manifests, "10-hello.yaml")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, bytes.ReplaceAll(data, []byte(`"127.0.0.2"`), []byte(`"127.0.0.4"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for c.Fetch(t, "http://hello.haroute.test/").Backend != "stable" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the edit did not apply within 10s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !regexp.MustCompile(`msg=sync .*serversChanged=[1-9].*reloaded=false`).MatchString(stderr.String()) {
+		t.Errorf("no sync log line with a server change and reloaded=false")
+	}
+
+	// Idle kept-alive connections would hold HAProxy's soft stop until its timeout.
+	c.CloseIdleConnections()
+	stop()
+	if _, err := os.Stat(filepath.Dir(manifests)); !os.IsNotExist(err) {
+		t.Errorf("the demo folder %s is still there (%v)", filepath.Dir(manifests), err)
+	}
+}

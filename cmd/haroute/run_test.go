@@ -1,0 +1,107 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunRefusesBadSettings checks the settings run refuses before it starts anything.
+func TestRunRefusesBadSettings(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"loopback in a cluster", nil, []string{"--kubeconfig", "/nonexistent", "--allow-loopback-endpoints"}, "folder mode"},
+		{"loopback in-cluster", nil, []string{"--allow-loopback-endpoints"}, "folder mode"},
+		{"folder and cluster", nil, []string{"--manifests", dir, "--kubeconfig", "/nonexistent"}, "exclude each other"},
+		{"bad mode", nil, []string{"--manifests", dir, "--mode", "fast"}, "--mode"},
+		{"once and managed", nil, []string{"--manifests", dir, "--once", "--managed-haproxy"}, "--once"},
+		{"managed master socket", nil, []string{"--manifests", dir, "--haproxy-dir", dir, "--managed-haproxy", "--master-socket", "/tmp/other.sock"}, "master socket"},
+		{"bad STATS_PORT", map[string]string{"STATS_PORT": "x"}, []string{"--manifests", dir}, "STATS_PORT"},
+		{"bad RELOAD_INTERVAL", map[string]string{"RELOAD_INTERVAL": "soon"}, []string{"--manifests", dir}, "RELOAD_INTERVAL"},
+		{"bad port", nil, []string{"--manifests", dir, "--http-port", "0"}, "--http-port"},
+		{"no cluster", nil, []string{"--kubeconfig", filepath.Join(dir, "missing"), "--haproxy-dir", dir}, "cluster configuration"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := runCLI(t, c.env, append([]string{"run"}, c.args...)...)
+			if res.err == nil || !strings.Contains(res.err.Error(), c.want) {
+				t.Fatalf("err = %v, want one mentioning %q", res.err, c.want)
+			}
+		})
+	}
+}
+
+// TestRunSettingsFromEnv checks that STATS_PORT and RELOAD_INTERVAL are read, and that flags win.
+func TestRunSettingsFromEnv(t *testing.T) {
+	a := &app{getenv: func(k string) string {
+		return map[string]string{"STATS_PORT": "0", "RELOAD_INTERVAL": "2", "ROUTER_CANONICAL_HOSTNAME": "router.example.com"}[k]
+	}}
+	f := runFlags{statsPort: defaultStatsPort, reloadInterval: 5 * time.Second, mode: modeRuntime, driftInterval: time.Second, updateStatus: true}
+	f.manifests, f.haproxyDir, f.httpPort, f.httpsPort = "m", "h", 80, 443
+	none := func(string) bool { return false }
+	rc, err := a.runSettings(f, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.statsPort != 0 || rc.reloadInterval != 2*time.Second || rc.canonicalHostname != "router.example.com" {
+		t.Errorf("from env: stats port %d, reload interval %v, canonical %q", rc.statsPort, rc.reloadInterval, rc.canonicalHostname)
+	}
+	if !filepath.IsAbs(rc.dir) || rc.adminSocket != filepath.Join(rc.dir, "run", "haproxy.sock") || rc.masterSocket != filepath.Join(rc.dir, "run", "master.sock") {
+		t.Errorf("paths: dir %q admin %q master %q", rc.dir, rc.adminSocket, rc.masterSocket)
+	}
+	f.statsPort, f.reloadInterval = 9000, 100*time.Millisecond
+	changed := func(n string) bool { return n == flagStatsPort || n == flagReloadInterval }
+	if rc, err = a.runSettings(f, changed); err != nil {
+		t.Fatal(err)
+	}
+	if rc.statsPort != 9000 || rc.reloadInterval != 100*time.Millisecond {
+		t.Errorf("flags: stats port %d, reload interval %v", rc.statsPort, rc.reloadInterval)
+	}
+}
+
+// TestRunOnceWritesFirstConfig runs `run --once` on the demo manifests: it writes a configuration
+// HAProxy accepts and exits without starting anything.
+func TestRunOnceWritesFirstConfig(t *testing.T) {
+	manifests, out := t.TempDir(), t.TempDir()
+	if err := writeDemoManifests(manifests, 9999, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ROUTER_MAX_CONNECTIONS": "auto"}
+	res := runCLI(t, env, "run", "--once", "--manifests", manifests, "--haproxy-dir", out,
+		"--allow-loopback-endpoints", "--http-port", "18080", "--https-port", "18443")
+	if res.err != nil {
+		t.Fatalf("run --once: %v\n%s", res.err, res.stderr)
+	}
+	cfg := filepath.Join(out, "conf", "haproxy.cfg")
+	if _, err := os.Stat(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.stderr, "routes=5 rejected=0") {
+		t.Errorf("log does not report 5 admitted Routes:\n%s", res.stderr)
+	}
+	if out, err := exec.Command(defaultHAProxyBinary, "-c", "-f", cfg).CombinedOutput(); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(out, "run", "master.sock")); err == nil {
+		t.Errorf("--once left a master socket: something was started")
+	}
+}
+
+func TestParseInterval(t *testing.T) {
+	for in, want := range map[string]time.Duration{"5": 5 * time.Second, "5s": 5 * time.Second, "250ms": 250 * time.Millisecond, "0": 0} {
+		if got, err := parseInterval(in); err != nil || got != want {
+			t.Errorf("parseInterval(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := parseInterval("soon"); err == nil {
+		t.Errorf("parseInterval(soon) gave no error")
+	}
+}

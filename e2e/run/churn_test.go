@@ -1,0 +1,74 @@
+package run
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/haroute/haroute/e2e/testbed"
+)
+
+const (
+	churnHost    = "web.e2e.test"
+	churnMax     = 20 // scale 1 → churnMax → 1
+	churnIPMoves = 20 // pod IP changes at scale 1
+)
+
+// TestEndpointChurnWithoutReload scales an EndpointSlice file 1 → 20 → 1 and then moves the one pod
+// to a new address 20 times, waiting for each change to be applied, while a loopback client keeps
+// sending requests: no request fails, every answer comes from a current or just-removed endpoint,
+// and HAProxy is never reloaded.
+func TestEndpointChurnWithoutReload(t *testing.T) {
+	t.Parallel()
+	var pods []*testbed.Backend
+	for i := range churnMax + churnIPMoves {
+		pods = append(pods, testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.1.%d", i+1), fmt.Sprintf("pod-%02d", i)))
+	}
+	r := startRouter(t, map[string]string{
+		"route.yaml":     routeYAML("web", churnHost, "web"),
+		"endpoints.yaml": serviceYAML("web", pods[:1]),
+	})
+	r.waitServers(addrs(pods[:1]))
+	reloads := r.reloads()
+	l := startLoad(t, r, churnHost, []string{pods[0].Name})
+
+	names := func(bs []*testbed.Backend) []string {
+		out := make([]string, len(bs))
+		for i, b := range bs {
+			out[i] = b.Name
+		}
+		return out
+	}
+	// step moves the endpoints from cur to next: answers from either are fine while it applies,
+	// and from the removed ones for a moment after.
+	step := func(cur, next []*testbed.Backend) time.Time {
+		l.allow(append(names(cur), names(next)...)...)
+		at := time.Now()
+		r.write("endpoints.yaml", serviceYAML("web", next))
+		r.waitServers(addrs(next))
+		return at
+	}
+
+	var scaleUp, moves []time.Duration
+	for n := 2; n <= churnMax; n++ {
+		at := step(pods[:n-1], pods[:n])
+		scaleUp = append(scaleUp, l.waitFirst(t, pods[n-1].Name).Sub(at))
+	}
+	for n := churnMax - 1; n >= 1; n-- {
+		step(pods[:n+1], pods[:n])
+	}
+	cur := pods[0]
+	for i := range churnIPMoves {
+		next := pods[churnMax+i]
+		at := step([]*testbed.Backend{cur}, []*testbed.Backend{next})
+		moves = append(moves, l.waitFirst(t, next.Name).Sub(at))
+		cur = next
+	}
+	l.check(t, 1000)
+	if got := r.reloads(); got != reloads {
+		t.Errorf("reload counter went from %d to %d during endpoint churn, want no reload", reloads, got)
+	}
+	logLatency(t, "pod IP change (first answer from the new pod)", moves)
+	logLatency(t, fmt.Sprintf("scale-up 1→%d (first answer from the added pod)", churnMax), scaleUp)
+	logLatency(t, "all endpoint events", append(moves, scaleUp...))
+}

@@ -1,0 +1,51 @@
+package run
+
+import (
+	"context"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// containsLine reports whether text has a line that is want once trimmed.
+func containsLine(text, want string) bool {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.TrimSpace(l) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// killPID sends SIGKILL to a process this test's router started (found through its master socket).
+func killPID(t *testing.T, pid int) {
+	t.Helper()
+	if pid <= 0 {
+		t.Fatalf("no PID to kill")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill %d: %v", pid, err)
+	}
+}
+
+// masterPID returns the master's PID, or 0 when the master socket does not answer.
+func masterPID(r *router) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	st, err := r.master.ShowProc(ctx)
+	if err != nil {
+		return 0
+	}
+	return st.Master.PID
+}
