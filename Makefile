@@ -12,13 +12,16 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 TEST_TIMEOUT ?= 15m
 EXAMPLE_DIR := $(BIN)/example-haproxy
+# The e2e control plane (kube-apiserver, etcd) comes from its own module, e2e/tools.
+E2E_TOOLS := e2e/tools
+E2E_BINS := $(BIN)/kube-apiserver $(BIN)/etcd
 # sudo only when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help build haproxy demo test render-example fmt clean
+.PHONY: help build haproxy demo test render-example fmt clean e2e-bin
 
 help: ## list the targets
-	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | \
+	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
 		awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
 build: ## build bin/haroute (version from git describe, or "dev")
@@ -38,6 +41,13 @@ test: haproxy ## go vet and all tests (unit, and integration with the real hapro
 render-example: build haproxy ## render examples/ into bin/example-haproxy and check it with haproxy -c
 	ROUTER_ALLOW_WILDCARD_ROUTES=true $(BIN)/haroute render --manifests examples --haproxy-dir $(EXAMPLE_DIR)
 	haproxy -c -f $(EXAMPLE_DIR)/conf/haproxy.cfg
+
+e2e-bin: $(E2E_BINS) ## build bin/kube-apiserver and bin/etcd from e2e/tools (kept until e2e/tools changes)
+
+# A binary is rebuilt only when it is missing or older than the module's pins or its main.go.
+$(E2E_BINS): $(BIN)/%: $(E2E_TOOLS)/go.mod $(E2E_TOOLS)/go.sum $(E2E_TOOLS)/cmd/%/main.go
+	@mkdir -p $(BIN)
+	cd $(E2E_TOOLS) && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(abspath $@) ./cmd/$*
 
 fmt: ## gofmt every Go file
 	$(GO) fmt ./...
