@@ -42,6 +42,10 @@ render-example: build haproxy ## render examples/ into bin/example-haproxy and c
 	ROUTER_ALLOW_WILDCARD_ROUTES=true $(BIN)/haroute render --manifests examples --haproxy-dir $(EXAMPLE_DIR)
 	haproxy -c -f $(EXAMPLE_DIR)/conf/haproxy.cfg
 
+.PHONY: e2e
+e2e: build haproxy e2e-bin ## end-to-end scenarios against a real kube-apiserver (root: network namespaces)
+	$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./e2e/framework/... ./e2e/cluster/...
+
 e2e-bin: $(E2E_BINS) ## build bin/kube-apiserver and bin/etcd from e2e/tools (kept until e2e/tools changes)
 
 # A binary is rebuilt only when it is missing or older than the module's pins or its main.go.

@@ -1,0 +1,149 @@
+//go:build e2e
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BackendPort is the port every backend listens on inside its namespace.
+const BackendPort = 8080
+
+const (
+	backendStartTimeout = 10 * time.Second
+	ipTimeout           = 10 * time.Second
+)
+
+// netnsSeq makes namespace and link names unique within the process.
+var netnsSeq atomic.Int32
+
+// PodNetwork is a network namespace joined to the host by a veth pair: the host side has
+// 198.18.N.1/24, backends get 198.18.N.2, .3, … inside.
+type PodNetwork struct {
+	t      *testing.T
+	Name   string
+	Subnet int
+	next   int
+	peer   string
+}
+
+// Backend is an HTTP server running inside a PodNetwork.
+type Backend struct {
+	Name string
+	IP   string
+	Port int
+	proc *Process
+}
+
+// Addr returns "ip:port".
+func (b *Backend) Addr() string { return net.JoinHostPort(b.IP, strconv.Itoa(b.Port)) }
+
+// Stop ends the backend process.
+func (b *Backend) Stop() { b.proc.stop(b.proc.t) }
+
+// NewPodNetwork creates a network namespace and its veth pair; cleanup deletes both.
+func NewPodNetwork(t *testing.T) *PodNetwork {
+	t.Helper()
+	seq := netnsSeq.Add(1)
+	name := fmt.Sprintf("hr%d%d", os.Getpid()%1000, seq)
+	subnet := freeSubnet(t, (os.Getpid()+int(seq))%250+1)
+	n := &PodNetwork{t: t, Name: name, Subnet: subnet, next: 2}
+	host, peer := name+"h", name+"p"
+	ipRun(t, "netns", "add", name)
+	t.Cleanup(func() {
+		if out, err := ipCmd("netns", "del", name); err != nil {
+			t.Errorf("ip netns del %s: %v: %s", name, err, out)
+		}
+		// The pair goes with the namespace; delete the host side in case it was never moved.
+		_, _ = ipCmd("link", "del", host)
+	})
+	ipRun(t, "link", "add", host, "type", "veth", "peer", "name", peer)
+	ipRun(t, "link", "set", peer, "netns", name)
+	ipRun(t, "addr", "add", n.hostIP()+"/24", "dev", host)
+	ipRun(t, "link", "set", host, "up")
+	ipRun(t, "-n", name, "link", "set", "lo", "up")
+	ipRun(t, "-n", name, "link", "set", peer, "up")
+	n.peer = peer
+	return n
+}
+
+func (n *PodNetwork) hostIP() string { return fmt.Sprintf("198.18.%d.1", n.Subnet) }
+
+// StartBackend adds the next address to the namespace and starts an HTTP backend named name on it.
+func (n *PodNetwork) StartBackend(name string) *Backend {
+	t := n.t
+	t.Helper()
+	if n.next > 254 {
+		t.Fatalf("pod network %s: out of addresses", n.Name)
+	}
+	ip := fmt.Sprintf("198.18.%d.%d", n.Subnet, n.next)
+	n.next++
+	ipRun(t, "-n", n.Name, "addr", "add", ip+"/24", "dev", n.peer)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatalf("test binary: %v", err)
+	}
+	b := &Backend{Name: name, IP: ip, Port: BackendPort}
+	cmd := exec.Command("ip", "netns", "exec", n.Name, self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), envBackendAddr+"="+b.Addr(), envBackendName+"="+name)
+	b.proc = startProcess(t, "backend "+name, cmd)
+	if err := eventually(backendStartTimeout, 20*time.Millisecond, func() error {
+		if b.proc.Exited() {
+			return fmt.Errorf("backend %s exited: %s", name, b.proc.Out.String())
+		}
+		c, err := net.DialTimeout("tcp", b.Addr(), time.Second)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}); err != nil {
+		t.Fatalf("backend %s on %s: %v", name, b.Addr(), err)
+	}
+	return b
+}
+
+// freeSubnet returns N in 1..254, starting at from, such that no local interface has 198.18.N.1.
+func freeSubnet(t *testing.T, from int) int {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatalf("interface addresses: %v", err)
+	}
+	used := map[int]bool{}
+	for _, a := range addrs {
+		ip, _, err := net.ParseCIDR(a.String())
+		if ip4 := ip.To4(); err == nil && ip4 != nil && ip4[0] == 198 && ip4[1] == 18 {
+			used[int(ip4[2])] = true
+		}
+	}
+	for i := range 254 {
+		if n := (from-1+i)%254 + 1; !used[n] {
+			return n
+		}
+	}
+	t.Fatal("no free 198.18.N.0/24 subnet")
+	return 0
+}
+
+func ipCmd(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), ipTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func ipRun(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := ipCmd(args...); err != nil {
+		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}

@@ -1,0 +1,130 @@
+//go:build e2e
+
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	routev1 "github.com/openshift/api/route/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// CreateService creates Service svc in ns with one port named http (80 → http) and an EndpointSlice
+// listing the backends (ready, port BackendPort): the test plays the endpoint controller.
+func (c *Cluster) CreateService(t *testing.T, ns, svc string, backends ...*Backend) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := c.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: svc, Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{
+			Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromString("http"),
+		}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create service %s/%s: %v", ns, svc, err)
+	}
+	c.SetEndpoints(t, ns, svc, backends...)
+}
+
+// SetEndpoints creates or replaces the EndpointSlice "<svc>-e2e" of svc with the backends' addresses.
+func (c *Cluster) SetEndpoints(t *testing.T, ns, svc string, backends ...*Backend) {
+	t.Helper()
+	ctx := context.Background()
+	name, port, proto, ready := svc+"-e2e", int32(BackendPort), corev1.ProtocolTCP, true
+	portName := "http"
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+			Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &proto}},
+	}
+	for _, b := range backends {
+		slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{b.IP},
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: b.Name},
+		})
+	}
+	slices := c.Kube.DiscoveryV1().EndpointSlices(ns)
+	old, err := slices.Get(ctx, name, metav1.GetOptions{})
+	if err == nil {
+		slice.ResourceVersion = old.ResourceVersion
+		_, err = slices.Update(ctx, slice, metav1.UpdateOptions{})
+	} else {
+		_, err = slices.Create(ctx, slice, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatalf("write endpointslice %s/%s: %v", ns, name, err)
+	}
+}
+
+// CreateRoute creates an unsecured Route name in ns for host to Service svc (port http).
+func (c *Cluster) CreateRoute(t *testing.T, ns, name, host, svc string) *routev1.Route {
+	t.Helper()
+	r, err := c.Routes.RouteV1().Routes(ns).Create(context.Background(), &routev1.Route{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: routev1.RouteSpec{
+			Host: host,
+			To:   routev1.RouteTargetReference{Kind: "Service", Name: svc},
+			Port: &routev1.RoutePort{TargetPort: intstr.FromString("http")},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create route %s/%s: %v", ns, name, err)
+	}
+	return r
+}
+
+// DeleteRoute deletes Route ns/name.
+func (c *Cluster) DeleteRoute(t *testing.T, ns, name string) {
+	t.Helper()
+	if err := c.Routes.RouteV1().Routes(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete route %s/%s: %v", ns, name, err)
+	}
+}
+
+// Admission is a Route's Admitted condition as written by a router.
+type Admission struct {
+	RouterName, Status, Reason, Message string
+}
+
+// WaitAdmitted waits until Route ns/name has an ingress entry whose Admitted condition has status
+// ("True" or "False") and, when reason is not empty, that reason; it returns the entry.
+func (c *Cluster) WaitAdmitted(t *testing.T, ns, name, status, reason string) Admission {
+	t.Helper()
+	var got Admission
+	err := eventually(WaitTimeout, waitInterval, func() error {
+		r, err := c.Routes.RouteV1().Routes(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		var seen []string
+		for _, in := range r.Status.Ingress {
+			for _, cond := range in.Conditions {
+				if cond.Type != routev1.RouteAdmitted {
+					continue
+				}
+				got = Admission{in.RouterName, string(cond.Status), cond.Reason, cond.Message}
+				if string(cond.Status) == status && (reason == "" || cond.Reason == reason) {
+					return nil
+				}
+				seen = append(seen, fmt.Sprintf("%s: %s %s %q", in.RouterName, cond.Status, cond.Reason, cond.Message))
+			}
+		}
+		return fmt.Errorf("admitted conditions: [%s]", strings.Join(seen, "; "))
+	})
+	if err != nil {
+		t.Fatalf("route %s/%s: want Admitted=%s %s: %v", ns, name, status, reason, err)
+	}
+	return got
+}
+
+// Pause sleeps d; used where creation order must show in creationTimestamp (one-second resolution).
+func Pause(d time.Duration) { time.Sleep(d) }

@@ -1,0 +1,185 @@
+//go:build e2e
+
+package framework
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Bounds of the harness.
+const (
+	stopTimeout     = 15 * time.Second
+	maxOutput       = 1 << 20
+	lowPortMin      = 20000
+	lowPortMax      = 32000
+	lowPortAttempts = 200
+	tailBytes       = 4000
+)
+
+// Output is a goroutine-safe bounded buffer for a child's log.
+type Output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if room := maxOutput - o.buf.Len(); room > 0 {
+		o.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// String returns what was written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// Process is a child process owned by PID.
+type Process struct {
+	t      *testing.T
+	Name   string
+	Cmd    *exec.Cmd
+	Out    *Output
+	exited chan struct{}
+}
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// startProcess starts cmd (stdout and stderr captured) and stops it on cleanup: SIGTERM, then SIGKILL
+// after stopTimeout. On failure the log's tail is written to the test log.
+func startProcess(t *testing.T, name string, cmd *exec.Cmd) *Process {
+	t.Helper()
+	p := &Process{t: t, Name: name, Cmd: cmd, Out: &Output{}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.Out, p.Out
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.stop(t)
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", name, tail(p.Out.String(), tailBytes))
+		}
+	})
+	return p
+}
+
+// stop ends the process (bounded); it is idempotent.
+func (p *Process) stop(t *testing.T) {
+	if p.Exited() {
+		return
+	}
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(stopTimeout):
+		_ = p.Cmd.Process.Kill()
+		<-p.exited
+		t.Errorf("%s did not stop within %v of SIGTERM", p.Name, stopTimeout)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// freePort returns a port in [lowPortMin, lowPortMax) free on 127.0.0.1 and not in taken. Ports come
+// from below Linux's ephemeral range so an outgoing connection cannot take one before its server binds.
+func freePort(t *testing.T, taken map[int]bool) int {
+	t.Helper()
+	for range lowPortAttempts {
+		p := lowPortMin + rand.IntN(lowPortMax-lowPortMin)
+		if taken[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			continue
+		}
+		if err := l.Close(); err != nil {
+			t.Fatalf("close probe listener: %v", err)
+		}
+		taken[p] = true
+		return p
+	}
+	t.Fatalf("no free port in %d-%d after %d attempts", lowPortMin, lowPortMax, lowPortAttempts)
+	return 0
+}
+
+// freePorts returns n distinct free loopback ports.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	taken := map[int]bool{}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = freePort(t, taken)
+	}
+	return out
+}
+
+// binDir is where `make e2e-bin` puts etcd and kube-apiserver; HAROUTE_E2E_BIN overrides it.
+func binDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("HAROUTE_E2E_BIN")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "bin")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatalf("bin dir: %v", err)
+	}
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(abs, name)); err != nil {
+			t.Fatalf("%s missing (run `make e2e-bin` at the repository root): %v", name, err)
+		}
+	}
+	return abs
+}
+
+// eventually polls cond every interval until it returns nil or timeout passes; it returns the last error.
+func eventually(timeout, interval time.Duration, cond func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %v: %w", timeout, err)
+		}
+		time.Sleep(interval)
+	}
+}
