@@ -3,7 +3,6 @@
 package framework
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -11,50 +10,28 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/haroute/haroute/e2e/testbed"
 )
 
 // Bounds of the harness.
 const (
 	stopTimeout     = 15 * time.Second
-	maxOutput       = 1 << 20
 	lowPortMin      = 20000
 	lowPortMax      = 32000
 	lowPortAttempts = 200
 	tailBytes       = 4000
 )
 
-// Output is a goroutine-safe bounded buffer for a child's log.
-type Output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *Output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if room := maxOutput - o.buf.Len(); room > 0 {
-		o.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-// String returns what was written so far.
-func (o *Output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
-}
-
 // Process is a child process owned by PID.
 type Process struct {
 	t      *testing.T
 	Name   string
 	Cmd    *exec.Cmd
-	Out    *Output
+	Out    *testbed.LogBuffer
 	exited chan struct{}
 }
 
@@ -72,7 +49,7 @@ func (p *Process) Exited() bool {
 // after stopTimeout. On failure the log's tail is written to the test log.
 func startProcess(t *testing.T, name string, cmd *exec.Cmd) *Process {
 	t.Helper()
-	p := &Process{t: t, Name: name, Cmd: cmd, Out: &Output{}, exited: make(chan struct{})}
+	p := &Process{t: t, Name: name, Cmd: cmd, Out: &testbed.LogBuffer{}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.Out, p.Out
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}

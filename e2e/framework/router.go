@@ -38,18 +38,13 @@ func Main(m *testing.M) int {
 	if asked, code := ServeBackendIfAsked(); asked {
 		return code
 	}
-	dir, err := os.MkdirTemp("", "haroute-e2e-bin-")
+	path, remove, err := testbed.BuildHaroute()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	haroute = filepath.Join(dir, "haroute")
-	out, err := exec.Command("go", "build", "-o", haroute, "github.com/haroute/haroute/cmd/haroute").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: go build: %v\n%s", err, out)
-		return 1
-	}
+	defer remove()
+	haroute = path
 	return m.Run()
 }
 

@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +26,6 @@ const (
 	stopTimeout  = 20 * time.Second
 	applyTimeout = 10 * time.Second
 	pollEvery    = 5 * time.Millisecond
-	maxOutput    = 1 << 20
 	procRetryFor = 5 * time.Second
 )
 
@@ -40,40 +37,14 @@ func TestMain(m *testing.M) {
 }
 
 func buildAndRun(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "haroute-e2e-bin-")
+	path, remove, err := testbed.BuildHaroute()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e/run:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	binary = filepath.Join(dir, "haroute")
-	out, err := exec.Command("go", "build", "-o", binary, "github.com/haroute/haroute/cmd/haroute").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e/run: go build: %v\n%s", err, out)
-		return 1
-	}
+	defer remove()
+	binary = path
 	return m.Run()
-}
-
-// output is a goroutine-safe bounded buffer for the router's log.
-type output struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if room := maxOutput - o.buf.Len(); room > 0 {
-		o.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
 }
 
 // router is `haroute run --manifests … --managed-haproxy` running as a child process.
@@ -82,7 +53,7 @@ type router struct {
 	manifests, haproxyDir          string
 	httpPort, httpsPort, statsPort int
 	cmd                            *exec.Cmd
-	out                            *output
+	out                            *testbed.LogBuffer
 	exited                         chan struct{}
 	master                         *socket.Master
 	admin                          *socket.Admin
@@ -100,7 +71,7 @@ func startRouter(t *testing.T, files map[string]string) *router {
 		t:          t,
 		manifests:  filepath.Join(dir, "m"),
 		haproxyDir: filepath.Join(dir, "h"),
-		out:        &output{},
+		out:        &testbed.LogBuffer{},
 		exited:     make(chan struct{}),
 	}
 	if err := os.MkdirAll(r.manifests, 0o755); err != nil {
