@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -99,10 +100,10 @@ func TestHAProxyServesThroughClient(t *testing.T) {
 	if err != nil || !strings.Contains(out, "master") || !strings.Contains(out, "worker") {
 		t.Errorf("master show proc = %q, %v", out, err)
 	}
-	if n, err := h.Stat("be_a", "BACKEND", "stot"); err != nil || n != 6 {
+	if n, err := statEventually(h, "be_a", "stot", 6); err != nil || n != 6 {
 		t.Errorf("be_a stot = %d, %v; want 6", n, err)
 	}
-	if n, err := h.Stat("fallback", "BACKEND", "hrsp_5xx"); err != nil || n != 1 {
+	if n, err := statEventually(h, "fallback", "hrsp_5xx", 1); err != nil || n != 1 {
 		t.Errorf("fallback hrsp_5xx = %d, %v; want 1", n, err)
 	}
 	if _, err := h.Stat("nope", "BACKEND", "stot"); err == nil {
@@ -301,4 +302,18 @@ func TestManifestsRoundTrip(t *testing.T) {
 	if s := in.EndpointSlices[2]; s.AddressType != "IPv6" || s.Endpoints[0].Addresses[0] != "::1" {
 		t.Errorf("v6 slice = %+v", s)
 	}
+}
+
+// statEventually reads a BACKEND counter until it reaches want or 2 s pass: HAProxy updates some
+// counters when the stream ends, which can be just after the client has read the response.
+func statEventually(h *HAProxy, proxy, field string, want int64) (int64, error) {
+	var n int64
+	var err error
+	for i := 0; i < 100; i++ {
+		if n, err = h.Stat(proxy, "BACKEND", field); err != nil || n >= want {
+			return n, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return n, err
 }

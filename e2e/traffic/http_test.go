@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping/model"
@@ -182,6 +183,11 @@ func TestDefaultsAndHealth(t *testing.T) {
 			}
 			expect(t, r.Client, tc.url, want{503, "", ""})
 			// The 503 must come from the expected proxy: the Route's backend, or the default one.
+			// HAProxy counts a response when the stream ends, which may be just after the client
+			// has read it: wait (bounded) for the expected counter before comparing all of them.
+			for i := 0; i < 100 && stat(t, r, tc.counter, "hrsp_5xx") == before[tc.counter]; i++ {
+				time.Sleep(20 * time.Millisecond)
+			}
 			for _, c := range cases {
 				got := stat(t, r, c.counter, "hrsp_5xx") - before[c.counter]
 				wantN := int64(0)
