@@ -72,6 +72,10 @@ type Cluster struct {
 	caPEM     []byte
 	etcd      *Process
 	apiserver *Process
+	// apiserverBin and apiserverArgs restart the API server (RestartAPIServer).
+	apiserverBin  string
+	apiserverArgs []string
+	adminToken    string
 }
 
 // Start runs etcd and kube-apiserver for the test, installs the Route CRD and the router's RBAC.
@@ -116,29 +120,26 @@ func Start(t *testing.T) *Cluster {
 	if err := waitOK(ctx, plain, etcdClient+"/health", ""); err != nil {
 		t.Fatalf("etcd: %v", err)
 	}
-	c.apiserver = startProcess(t, "kube-apiserver", exec.Command(filepath.Join(bin, "kube-apiserver"),
-		"--etcd-servers="+etcdClient,
+	c.apiserverArgs = []string{
+		"--etcd-servers=" + etcdClient,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(ports[2]),
-		"--tls-cert-file="+filepath.Join(dir, "serving.crt"),
-		"--tls-private-key-file="+filepath.Join(dir, "serving.key"),
-		"--cert-dir="+filepath.Join(dir, "certs"),
-		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
+		"--secure-port=" + strconv.Itoa(ports[2]),
+		"--tls-cert-file=" + filepath.Join(dir, "serving.crt"),
+		"--tls-private-key-file=" + filepath.Join(dir, "serving.key"),
+		"--cert-dir=" + filepath.Join(dir, "certs"),
+		"--token-auth-file=" + filepath.Join(dir, "tokens.csv"),
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+filepath.Join(dir, "sa.pub"),
-		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
+		"--service-account-key-file=" + filepath.Join(dir, "sa.pub"),
+		"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--disable-admission-plugins=ServiceAccount",
-	))
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(c.caPEM)
-	secure := &http.Client{
-		Timeout:   2 * time.Second,
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
 	}
-	if err := waitOK(ctx, secure, c.URL+"/readyz", adminToken); err != nil {
+	c.apiserverBin = filepath.Join(bin, "kube-apiserver")
+	c.adminToken = adminToken
+	c.apiserver = startProcess(t, "kube-apiserver", exec.Command(c.apiserverBin, c.apiserverArgs...))
+	if err := c.waitAPIServer(ctx); err != nil {
 		t.Fatalf("kube-apiserver: %v", err)
 	}
 
@@ -393,4 +394,39 @@ func serviceAccountKeys(dir string) error {
 		return err
 	}
 	return writePEM(filepath.Join(dir, "sa.pub"), "PUBLIC KEY", pubDER)
+}
+
+// KillAPIServer SIGKILLs kube-apiserver (etcd keeps its data).
+func (c *Cluster) KillAPIServer(t *testing.T) {
+	t.Helper()
+	if err := c.apiserver.Cmd.Process.Kill(); err != nil {
+		t.Fatalf("kill kube-apiserver: %v", err)
+	}
+	<-c.apiserver.exited
+}
+
+// RestartAPIServer starts kube-apiserver again with the same flags (same port, same etcd) and waits
+// until it is ready.
+func (c *Cluster) RestartAPIServer(t *testing.T) {
+	t.Helper()
+	if !c.apiserver.Exited() {
+		t.Fatal("RestartAPIServer: kube-apiserver still runs")
+	}
+	c.apiserver = startProcess(t, "kube-apiserver (restarted)", exec.Command(c.apiserverBin, c.apiserverArgs...))
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := c.waitAPIServer(ctx); err != nil {
+		t.Fatalf("restarted kube-apiserver: %v", err)
+	}
+}
+
+// waitAPIServer waits until the API server answers /readyz with 200.
+func (c *Cluster) waitAPIServer(ctx context.Context) error {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.caPEM)
+	secure := &http.Client{
+		Timeout:   2 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+	}
+	return waitOK(ctx, secure, c.URL+"/readyz", c.adminToken)
 }

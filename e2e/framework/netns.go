@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -47,7 +48,7 @@ type Backend struct {
 // Addr returns "ip:port".
 func (b *Backend) Addr() string { return net.JoinHostPort(b.IP, strconv.Itoa(b.Port)) }
 
-// Stop ends the backend process.
+// Stop ends the backend process (and the other backends it serves).
 func (b *Backend) Stop() { b.proc.stop(b.proc.t) }
 
 // NewPodNetwork creates a network namespace and its veth pair; cleanup deletes both.
@@ -80,35 +81,73 @@ func (n *PodNetwork) hostIP() string { return fmt.Sprintf("198.18.%d.1", n.Subne
 
 // StartBackend adds the next address to the namespace and starts an HTTP backend named name on it.
 func (n *PodNetwork) StartBackend(name string) *Backend {
+	n.t.Helper()
+	return n.start(nil, "", name)[0]
+}
+
+// StartBackends starts one HTTP backend per name, on consecutive addresses, all served by one process
+// (stopping one stops them all).
+func (n *PodNetwork) StartBackends(names ...string) []*Backend {
+	n.t.Helper()
+	return n.start(nil, "", names...)
+}
+
+// StartTLSBackend starts a backend named name that serves HTTPS with the given key pair.
+func (n *PodNetwork) StartTLSBackend(name string, certPEM, keyPEM []byte) *Backend {
 	t := n.t
 	t.Helper()
-	if n.next > 254 {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatalf("backend certificate: %v", err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatalf("backend key: %v", err)
+	}
+	return n.start([]string{envBackendTLS + "=" + certFile + "," + keyFile}, " (TLS)", name)[0]
+}
+
+// start adds one address per name and runs the test binary inside the namespace as their backend.
+func (n *PodNetwork) start(env []string, kind string, names ...string) []*Backend {
+	t := n.t
+	t.Helper()
+	if n.next+len(names) > 255 {
 		t.Fatalf("pod network %s: out of addresses", n.Name)
 	}
-	ip := fmt.Sprintf("198.18.%d.%d", n.Subnet, n.next)
-	n.next++
-	ipRun(t, "-n", n.Name, "addr", "add", ip+"/24", "dev", n.peer)
+	var backends []*Backend
+	var addrs []string
+	for _, name := range names {
+		ip := fmt.Sprintf("198.18.%d.%d", n.Subnet, n.next)
+		n.next++
+		ipRun(t, "-n", n.Name, "addr", "add", ip+"/24", "dev", n.peer)
+		b := &Backend{Name: name, IP: ip, Port: BackendPort}
+		backends = append(backends, b)
+		addrs = append(addrs, b.Addr())
+	}
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatalf("test binary: %v", err)
 	}
-	b := &Backend{Name: name, IP: ip, Port: BackendPort}
 	cmd := exec.Command("ip", "netns", "exec", n.Name, self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), envBackendAddr+"="+b.Addr(), envBackendName+"="+name)
-	b.proc = startProcess(t, "backend "+name, cmd)
-	if err := eventually(backendStartTimeout, 20*time.Millisecond, func() error {
-		if b.proc.Exited() {
-			return fmt.Errorf("backend %s exited: %s", name, b.proc.Out.String())
+	cmd.Env = append(append(os.Environ(), envBackendAddr+"="+strings.Join(addrs, ","),
+		envBackendName+"="+strings.Join(names, ",")), env...)
+	proc := startProcess(t, "backend "+strings.Join(names, ",")+kind, cmd)
+	for _, b := range backends {
+		b.proc = proc
+		if err := eventually(backendStartTimeout, 20*time.Millisecond, func() error {
+			if proc.Exited() {
+				return fmt.Errorf("backend exited: %s", proc.Out.String())
+			}
+			c, err := net.DialTimeout("tcp", b.Addr(), time.Second)
+			if err != nil {
+				return err
+			}
+			return c.Close()
+		}); err != nil {
+			t.Fatalf("backend %s on %s: %v", b.Name, b.Addr(), err)
 		}
-		c, err := net.DialTimeout("tcp", b.Addr(), time.Second)
-		if err != nil {
-			return err
-		}
-		return c.Close()
-	}); err != nil {
-		t.Fatalf("backend %s on %s: %v", name, b.Addr(), err)
 	}
-	return b
+	return backends
 }
 
 // freeSubnet returns N in 1..254, starting at from, such that no local interface has 198.18.N.1.

@@ -14,6 +14,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 )
 
 // CreateService creates Service svc in ns with one port named http (80 → http) and an EndpointSlice
@@ -65,21 +66,113 @@ func (c *Cluster) SetEndpoints(t *testing.T, ns, svc string, backends ...*Backen
 	}
 }
 
-// CreateRoute creates an unsecured Route name in ns for host to Service svc (port http).
-func (c *Cluster) CreateRoute(t *testing.T, ns, name, host, svc string) *routev1.Route {
+// RouteOption changes a Route before it is written.
+type RouteOption func(*routev1.Route)
+
+// Path sets spec.path.
+func Path(p string) RouteOption { return func(r *routev1.Route) { r.Spec.Path = p } }
+
+// Edge makes the Route edge-terminated with the given certificate, key and insecure policy.
+func Edge(certPEM, keyPEM []byte, insecure routev1.InsecureEdgeTerminationPolicyType) RouteOption {
+	return func(r *routev1.Route) {
+		r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationEdge,
+			Certificate: string(certPEM), Key: string(keyPEM), InsecureEdgeTerminationPolicy: insecure}
+	}
+}
+
+// Passthrough makes the Route a TLS passthrough Route (HAProxy picks it by SNI).
+func Passthrough() RouteOption {
+	return func(r *routev1.Route) {
+		r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationPassthrough}
+	}
+}
+
+// Reencrypt makes the Route re-encrypting: HAProxy serves certPEM/keyPEM and verifies the backend
+// against destCA.
+func Reencrypt(certPEM, keyPEM, destCA []byte) RouteOption {
+	return func(r *routev1.Route) {
+		r.Spec.TLS = &routev1.TLSConfig{Termination: routev1.TLSTerminationReencrypt,
+			Certificate: string(certPEM), Key: string(keyPEM), DestinationCACertificate: string(destCA)}
+	}
+}
+
+// Weight sets the weight of spec.to.
+func Weight(w int32) RouteOption { return func(r *routev1.Route) { r.Spec.To.Weight = &w } }
+
+// Alternate adds an alternateBackends entry.
+func Alternate(svc string, weight int32) RouteOption {
+	return func(r *routev1.Route) {
+		r.Spec.AlternateBackends = append(r.Spec.AlternateBackends,
+			routev1.RouteTargetReference{Kind: "Service", Name: svc, Weight: &weight})
+	}
+}
+
+// Wildcard sets wildcardPolicy Subdomain.
+func Wildcard() RouteOption {
+	return func(r *routev1.Route) { r.Spec.WildcardPolicy = routev1.WildcardPolicySubdomain }
+}
+
+// Labels adds labels (key, value, key, value, …).
+func Labels(kv ...string) RouteOption {
+	return func(r *routev1.Route) { r.Labels = addPairs(r.Labels, kv) }
+}
+
+// Annotations adds annotations (key, value, key, value, …).
+func Annotations(kv ...string) RouteOption {
+	return func(r *routev1.Route) { r.Annotations = addPairs(r.Annotations, kv) }
+}
+
+func addPairs(m map[string]string, kv []string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+// CreateRoute creates Route name in ns for host to Service svc (target port http), unsecured unless
+// an option says otherwise.
+func (c *Cluster) CreateRoute(t *testing.T, ns, name, host, svc string, opts ...RouteOption) *routev1.Route {
 	t.Helper()
-	r, err := c.Routes.RouteV1().Routes(ns).Create(context.Background(), &routev1.Route{
+	route := &routev1.Route{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: routev1.RouteSpec{
 			Host: host,
 			To:   routev1.RouteTargetReference{Kind: "Service", Name: svc},
 			Port: &routev1.RoutePort{TargetPort: intstr.FromString("http")},
 		},
-	}, metav1.CreateOptions{})
+	}
+	for _, o := range opts {
+		o(route)
+	}
+	r, err := c.Routes.RouteV1().Routes(ns).Create(context.Background(), route, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create route %s/%s: %v", ns, name, err)
 	}
 	return r
+}
+
+// UpdateRoute applies opts to the current Route ns/name and writes it (retried on conflicts, which the
+// router's status updates cause).
+func (c *Cluster) UpdateRoute(t *testing.T, ns, name string, opts ...RouteOption) {
+	t.Helper()
+	routes := c.Routes.RouteV1().Routes(ns)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		r, err := routes.Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, o := range opts {
+			o(r)
+		}
+		_, err = routes.Update(context.Background(), r, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("update route %s/%s: %v", ns, name, err)
+	}
 }
 
 // DeleteRoute deletes Route ns/name.

@@ -48,63 +48,152 @@ func Main(m *testing.M) int {
 	return m.Run()
 }
 
-// Router is `haroute run --kubeconfig … --managed-haproxy` as a child process.
+// Router is `haroute run --kubeconfig …` as a child process, with the HAProxy it drives.
 type Router struct {
 	t                              *testing.T
 	Dir                            string
 	HTTPPort, HTTPSPort, StatsPort int
 	Proc                           *Process
 	Admin                          *socket.Admin
+	Master                         *socket.Master
 	Client                         *testbed.Client
+	// HAProxy is the HAProxy the test started for a sidecar-style router (nil when managed).
+	HAProxy *testbed.HAProxy
 }
 
-// StartRouter runs haroute against the cluster with the router's (RBAC-limited) kubeconfig and waits
-// until /healthz/ready answers 200. env adds environment variables (NAME=value).
+// StartRouter runs haroute against the cluster with the router's (RBAC-limited) kubeconfig and a
+// managed HAProxy, and waits until /healthz/ready answers 200. env adds environment variables
+// (NAME=value).
 func (c *Cluster) StartRouter(t *testing.T, env ...string) *Router {
+	t.Helper()
+	r := c.newRouter(t)
+	r.launch(c, env, "--managed-haproxy="+testbed.HAProxyBinary)
+	return r
+}
+
+// StartSidecarRouter runs haroute the way a sidecar deployment does: `haroute run --once` writes the
+// first configuration (the init container), the test starts HAProxy on it (`haproxy -W -S …`, the
+// HAProxy container), then haroute runs with only the shared directory and its sockets.
+func (c *Cluster) StartSidecarRouter(t *testing.T, env ...string) *Router {
+	t.Helper()
+	r := c.newRouter(t)
+	ctx, cancel := context.WithTimeout(context.Background(), routerReadyTimeout)
+	defer cancel()
+	once := exec.CommandContext(ctx, haroute, append(r.args(c), "--once")...)
+	once.Env = r.env(env)
+	if out, err := once.CombinedOutput(); err != nil {
+		t.Fatalf("haroute run --once: %v\n%s", err, out)
+	}
+	r.HAProxy = testbed.Start(t, r.Dir)
+	r.launch(c, env)
+	return r
+}
+
+func (c *Cluster) newRouter(t *testing.T) *Router {
 	t.Helper()
 	if haroute == "" {
 		t.Fatal("haroute binary not built: call framework.Main from TestMain")
 	}
 	ports := freePorts(t, 3)
-	r := &Router{t: t, Dir: filepath.Join(t.TempDir(), "haproxy"), HTTPPort: ports[0], HTTPSPort: ports[1], StatsPort: ports[2]}
-	cmd := exec.Command(haroute, "run",
+	// A short directory: unix socket paths are limited to 108 bytes.
+	r := &Router{t: t, Dir: testbed.TempDir(t), HTTPPort: ports[0], HTTPSPort: ports[1], StatsPort: ports[2]}
+	r.Admin = socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
+	r.Master = socket.NewMaster(filepath.Join(r.Dir, "run", "master.sock"), socket.Options{})
+	r.Client = testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil)
+	return r
+}
+
+func (r *Router) args(c *Cluster) []string {
+	return []string{"run",
 		"--kubeconfig", c.Kubeconfig,
-		"--managed-haproxy="+testbed.HAProxyBinary,
 		"--haproxy-dir", r.Dir,
 		"--bind-address", "127.0.0.1",
 		"--http-port", strconv.Itoa(r.HTTPPort),
 		"--https-port", strconv.Itoa(r.HTTPSPort),
 		"--stats-port", strconv.Itoa(r.StatsPort),
 		"--reload-interval", "0s",
-	)
-	cmd.Env = append(append(cleanEnv(), "ROUTER_MAX_CONNECTIONS=auto"), env...)
+	}
+}
+
+func (r *Router) env(extra []string) []string {
+	return append(append(cleanEnv(), "ROUTER_MAX_CONNECTIONS=auto"), extra...)
+}
+
+// launch starts haroute run and waits until it is ready.
+func (r *Router) launch(c *Cluster, env []string, extraArgs ...string) {
+	t := r.t
+	t.Helper()
+	cmd := exec.Command(haroute, append(r.args(c), extraArgs...)...)
+	cmd.Env = r.env(env)
 	r.Proc = startProcess(t, "haroute", cmd)
 	t.Cleanup(func() {
+		// Before haroute stops (cleanups run last-in first-out): HAProxy's soft stop waits for open
+		// connections, and a kept-alive passthrough connection would hold it to its bound.
+		r.Client.CloseIdleConnections()
 		if t.Failed() {
 			t.Logf("show servers state:\n%s", r.serversDump())
 		}
 	})
-	r.Admin = socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
-	r.Client = testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil)
-	hc := &http.Client{Timeout: time.Second}
-	url := "http://127.0.0.1:" + strconv.Itoa(r.StatsPort) + "/healthz/ready"
-	if err := eventually(routerReadyTimeout, waitInterval, func() error {
-		if r.Proc.Exited() {
-			return fmt.Errorf("haroute exited")
-		}
-		resp, err := hc.Get(url)
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", url, resp.Status)
-		}
-		return nil
-	}); err != nil {
+	if err := eventually(routerReadyTimeout, waitInterval, r.ready); err != nil {
 		t.Fatalf("haroute not ready: %v", err)
 	}
-	return r
+}
+
+// ready reports whether haroute answers 200 on /healthz/ready.
+func (r *Router) ready() error {
+	if r.Proc.Exited() {
+		return fmt.Errorf("haroute exited")
+	}
+	hc := &http.Client{Timeout: time.Second}
+	url := "http://127.0.0.1:" + strconv.Itoa(r.StatsPort) + "/healthz/ready"
+	resp, err := hc.Get(url)
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+// ShowProc returns the master's `show proc`, retried (bounded): while HAProxy reloads or restarts its
+// master socket refuses connections for a moment.
+func (r *Router) ShowProc() socket.ProcState {
+	r.t.Helper()
+	var st socket.ProcState
+	if err := eventually(WaitTimeout, waitInterval, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), socketTimeout)
+		defer cancel()
+		var err error
+		st, err = r.Master.ShowProc(ctx)
+		return err
+	}); err != nil {
+		r.t.Fatalf("show proc: %v", err)
+	}
+	return st
+}
+
+// Reloads returns the HAProxy master's reload counter.
+func (r *Router) Reloads() int { return r.ShowProc().Master.Reloads }
+
+// KillHAProxy SIGKILLs HAProxy's master and its workers and returns the master's PID.
+func (r *Router) KillHAProxy() int {
+	r.t.Helper()
+	st := r.ShowProc()
+	pids := []int{st.Master.PID}
+	for _, w := range st.Workers {
+		pids = append(pids, w.PID)
+	}
+	for _, pid := range pids {
+		if pid <= 0 {
+			r.t.Fatalf("show proc lists PID %d", pid)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+			r.t.Fatalf("kill %d: %v", pid, err)
+		}
+	}
+	return st.Master.PID
 }
 
 // cleanEnv is the test's environment without router settings that would change the run.
@@ -130,6 +219,35 @@ func (r *Router) Get(host, path string) (int, string, error) {
 	return resp.Status, resp.Backend, nil
 }
 
+// Do sends one request through HAProxy (http:// to its HTTP port, https:// to its HTTPS port with the
+// URL's host as SNI; certificates are recorded, not verified).
+func (r *Router) Do(method, url string) (*testbed.Response, error) {
+	return r.Client.Do(method, url, nil)
+}
+
+// WaitResponse waits (bounded) until GET url gets a response for which check returns nil, and
+// returns that response. Every attempt uses a new connection, so a TLS check sees the certificate
+// served now, not the one a kept-alive connection got at its handshake.
+func (r *Router) WaitResponse(url string, check func(*testbed.Response) error) *testbed.Response {
+	r.t.Helper()
+	var got *testbed.Response
+	if err := eventually(WaitTimeout, waitInterval, func() error {
+		if r.Proc.Exited() {
+			return fmt.Errorf("haroute exited")
+		}
+		r.Client.CloseIdleConnections()
+		resp, err := r.Do(http.MethodGet, url)
+		if err != nil {
+			return err
+		}
+		got = resp
+		return check(resp)
+	}); err != nil {
+		r.t.Fatalf("GET %s: %v", url, err)
+	}
+	return got
+}
+
 // WaitAnswer waits (bounded) until GET host/path answers status from backend ("" for HAProxy itself).
 func (r *Router) WaitAnswer(host, path string, status int, backend string) {
 	r.t.Helper()
@@ -150,22 +268,29 @@ func (r *Router) WaitAnswer(host, path string, status int, backend string) {
 	}
 }
 
-// WaitBackends waits until requests to host/path have been answered by every backend in want (and by
-// no other) within one bounded window, returning the backends seen.
+// WaitBackends waits until requests to http://host/path have been answered by every backend in want
+// (and by no other) within one bounded window.
 func (r *Router) WaitBackends(host, path string, want ...string) {
+	r.t.Helper()
+	r.WaitBackendsURL("http://"+host+path, want...)
+}
+
+// WaitBackendsURL waits until GETs of url have been answered with 200 by every backend in want (and
+// by no other) within one bounded window.
+func (r *Router) WaitBackendsURL(url string, want ...string) {
 	r.t.Helper()
 	wantSet := strings.Join(sortedCopy(want), " ")
 	if err := eventually(WaitTimeout, waitInterval, func() error {
 		seen := map[string]bool{}
 		for range 4 * len(want) {
-			code, be, err := r.Get(host, path)
+			resp, err := r.Do(http.MethodGet, url)
 			if err != nil {
 				return err
 			}
-			if code != http.StatusOK {
-				return fmt.Errorf("answer %d from %q", code, be)
+			if resp.Status != http.StatusOK {
+				return fmt.Errorf("answer %d from %q", resp.Status, resp.Backend)
 			}
-			seen[be] = true
+			seen[resp.Backend] = true
 		}
 		var got []string
 		for be := range seen {
@@ -176,7 +301,7 @@ func (r *Router) WaitBackends(host, path string, want ...string) {
 		}
 		return nil
 	}); err != nil {
-		r.t.Fatalf("GET %s%s: want answers from exactly %q: %v", host, path, wantSet, err)
+		r.t.Fatalf("GET %s: want answers from exactly %q: %v", url, wantSet, err)
 	}
 }
 

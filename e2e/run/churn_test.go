@@ -30,7 +30,7 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 	})
 	r.waitServers(addrs(pods[:1]))
 	reloads := r.reloads()
-	l := startLoad(t, r, churnHost, []string{pods[0].Name})
+	l := testbed.StartLoad(t, testbed.NewClient(t, r.httpPort, r.httpsPort, nil), "http://"+churnHost+"/", pods[0].Name)
 
 	names := func(bs []*testbed.Backend) []string {
 		out := make([]string, len(bs))
@@ -42,7 +42,7 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 	// step moves the endpoints from cur to next: answers from either are fine while it applies,
 	// and from the removed ones for a moment after.
 	step := func(cur, next []*testbed.Backend) time.Time {
-		l.allow(append(names(cur), names(next)...)...)
+		l.Allow(append(names(cur), names(next)...)...)
 		at := time.Now()
 		r.write("endpoints.yaml", serviceYAML("web", next))
 		r.waitServers(addrs(next))
@@ -52,7 +52,7 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 	var scaleUp, moves []time.Duration
 	for n := 2; n <= churnMax; n++ {
 		at := step(pods[:n-1], pods[:n])
-		scaleUp = append(scaleUp, l.waitFirst(t, pods[n-1].Name).Sub(at))
+		scaleUp = append(scaleUp, l.WaitFirst(t, pods[n-1].Name, applyTimeout).Sub(at))
 	}
 	for n := churnMax - 1; n >= 1; n-- {
 		step(pods[:n+1], pods[:n])
@@ -61,10 +61,10 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 	for i := range churnIPMoves {
 		next := pods[churnMax+i]
 		at := step([]*testbed.Backend{cur}, []*testbed.Backend{next})
-		moves = append(moves, l.waitFirst(t, next.Name).Sub(at))
+		moves = append(moves, l.WaitFirst(t, next.Name, applyTimeout).Sub(at))
 		cur = next
 	}
-	l.check(t, 1000)
+	l.Check(t, 1000)
 	if got := r.reloads(); got != reloads {
 		t.Errorf("reload counter went from %d to %d during endpoint churn, want no reload", reloads, got)
 	}
