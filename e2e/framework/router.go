@@ -333,3 +333,23 @@ func sortedCopy(s []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// WaitServers waits (bounded) until HAProxy's servers not in maintenance, over all backends, are
+// exactly want ("ip:port"): the endpoints written have reached the runtime state.
+func (r *Router) WaitServers(want []string) {
+	r.t.Helper()
+	wantSet := strings.Join(sortedCopy(want), " ")
+	var got []string
+	if err := eventually(WaitTimeout, 5*time.Millisecond, func() error {
+		var err error
+		if got, err = testbed.ActiveServers(r.Admin); err != nil {
+			return err
+		}
+		if strings.Join(got, " ") != wantSet {
+			return fmt.Errorf("active servers %v", got)
+		}
+		return nil
+	}); err != nil {
+		r.t.Fatalf("active servers did not become %v: %v", want, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -97,12 +98,16 @@ type Answer struct {
 	Location string
 	// Cert identifies the certificate presented over https (a digest of the leaf).
 	Cert string
-	Err  string
+	// BadCookie is a Set-Cookie header whose value is not a dynamic cookie (16 hex digits): a server
+	// that takes traffic without its cookie, or with a corrupted one.
+	BadCookie string
+	Err       string
 }
 
 // Same reports whether two answers agree: status, Route, redirect location and certificate.
 func (a Answer) Same(b Answer) bool {
-	return a.Status == b.Status && a.Route == b.Route && a.Location == b.Location && a.Cert == b.Cert
+	return a.Status == b.Status && a.Route == b.Route && a.Location == b.Location && a.Cert == b.Cert &&
+		a.BadCookie == b.BadCookie
 }
 
 func (a Answer) String() string {
@@ -119,8 +124,14 @@ func (a Answer) String() string {
 	if a.Cert != "" {
 		s += " cert " + a.Cert
 	}
+	if a.BadCookie != "" {
+		s += fmt.Sprintf(" bad cookie %q", a.BadCookie)
+	}
 	return s
 }
+
+// dynamicCookie is the value of a cookie HAProxy derives from dynamic-cookie-key, address and port.
+var dynamicCookie = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 // Ask sends one GET and reduces the response; owners maps backend names to Routes.
 func Ask(c *testbed.Client, url string, owners map[string]string) Answer {
@@ -133,6 +144,12 @@ func Ask(c *testbed.Client, url string, owners map[string]string) Answer {
 		a.Route = owners[resp.Backend]
 		if a.Route == "" {
 			a.Route = "unowned:" + resp.Backend
+		}
+	}
+	for _, sc := range resp.Header.Values("Set-Cookie") {
+		nameValue, _, _ := strings.Cut(sc, ";")
+		if _, v, _ := strings.Cut(nameValue, "="); !dynamicCookie.MatchString(v) {
+			a.BadCookie = sc
 		}
 	}
 	if leaf := resp.Leaf(); leaf != nil {

@@ -259,24 +259,7 @@ func (r *router) proc() socket.ProcState {
 func (r *router) reloads() int { return r.proc().Master.Reloads }
 
 // activeServers returns "ip:port" of every server HAProxy has not put in maintenance, sorted.
-func (r *router) activeServers() ([]string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	states, err := socket.ShowServersState(ctx, r.admin, "")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, s := range states {
-		const maint = 0x01 | 0x02 | 0x04 | 0x20
-		// Servers on unix sockets (be_sni, be_no_sni) have no address.
-		if s.AdminState&maint == 0 && s.Addr != "-" {
-			out = append(out, s.Addr+":"+strconv.Itoa(s.Port))
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
+func (r *router) activeServers() ([]string, error) { return testbed.ActiveServers(r.admin) }
 
 // waitServers waits until the active servers are exactly want (ip:port).
 func (r *router) waitServers(want []string) {

@@ -106,14 +106,14 @@ func TestBenchmarkPlans(t *testing.T) {
 	dEndpoint := translate(t, changed, opts)
 	p := plan.Compute(applied, dEndpoint)
 	checkRuntimePlan(t, applied, dEndpoint, p)
-	if len(p.Ops) != 6 {
-		t.Fatalf("one endpoint: want 6 ops:\n%s", opsText(p.Ops))
+	if len(p.Ops) != 5 {
+		t.Fatalf("one endpoint: want 5 ops:\n%s", opsText(p.Ops))
 	}
 	dRoute := translate(t, withRoute(in, newRoute("ns-1", "route-new", "new.apps.example.com", 201, withService("svc-1"))), opts)
 	p = plan.Compute(applied, dRoute)
 	checkRuntimePlan(t, applied, dRoute, p)
-	// 10 servers × (add, health, ready), dynamic cookie, one map entry.
-	if len(p.Ops) != 32 {
-		t.Fatalf("one route: want 32 ops:\n%s", opsText(p.Ops))
+	// 10 servers × (add, health, ready), one map entry.
+	if len(p.Ops) != 31 {
+		t.Fatalf("one route: want 31 ops:\n%s", opsText(p.Ops))
 	}
 }

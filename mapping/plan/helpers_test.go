@@ -354,7 +354,7 @@ func opPhase(op plan.Op, next *model.Config, removedCert map[string]bool) int {
 		return 3
 	case plan.AddServer:
 		return 4
-	case plan.EnableHealth, plan.SetServerWeight, plan.EnableDynamicCookie:
+	case plan.EnableHealth, plan.SetServerWeight:
 		return 4
 	case plan.SetServerState:
 		if routed(o.Backend) {
@@ -422,8 +422,6 @@ func checkOrder(t testing.TB, ops []plan.Op, next *model.Config) {
 			case plan.SetServerWeight:
 				b = o.Backend
 			case plan.EnableHealth:
-				b = o.Backend
-			case plan.EnableDynamicCookie:
 				b = o.Backend
 			}
 			if b < lastBackend {

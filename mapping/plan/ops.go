@@ -15,8 +15,10 @@ type Op interface {
 }
 
 // AddServer adds a server to a backend, in maintenance, with the options the backend renders for its
-// servers (Backend is a copy of the backend as in Next, for its check interval, maxconn and TLS). A
-// new server is then enabled by EnableHealth and SetServerState ready, as separate ops.
+// servers (Backend is a copy of the backend as in Next, for its check interval, maxconn, TLS and
+// cookie). A new server is then enabled by EnableHealth and SetServerState ready, as separate ops.
+// When the backend has a cookie, the server must have its dynamic cookie computed by the time it
+// leaves maintenance (runtime/apply does it while adding, for that server alone).
 type AddServer struct {
 	Backend model.Backend
 	Server  model.Server
@@ -40,10 +42,6 @@ type SetServerState struct {
 
 // EnableHealth starts the health checks of a server added at runtime.
 type EnableHealth struct{ Backend, Server string }
-
-// EnableDynamicCookie makes HAProxy compute the dynamic cookies of servers added at runtime (2.6 gives
-// them none until this is sent).
-type EnableDynamicCookie struct{ Backend string }
 
 // AddMapEntry adds a key that is not in the map.
 type AddMapEntry struct{ Map, Key, Value string }
@@ -85,22 +83,21 @@ type SetCAFile struct {
 // DelCAFile removes a CA bundle no server uses any more.
 type DelCAFile struct{ CA string }
 
-func (AddServer) isOp()           {}
-func (DelServer) isOp()           {}
-func (SetServerWeight) isOp()     {}
-func (SetServerState) isOp()      {}
-func (EnableHealth) isOp()        {}
-func (EnableDynamicCookie) isOp() {}
-func (AddMapEntry) isOp()         {}
-func (SetMapEntry) isOp()         {}
-func (DelMapEntry) isOp()         {}
-func (ReplaceMap) isOp()          {}
-func (SetCertificate) isOp()      {}
-func (AddCrtListEntry) isOp()     {}
-func (DelCrtListEntry) isOp()     {}
-func (DelCertificate) isOp()      {}
-func (SetCAFile) isOp()           {}
-func (DelCAFile) isOp()           {}
+func (AddServer) isOp()       {}
+func (DelServer) isOp()       {}
+func (SetServerWeight) isOp() {}
+func (SetServerState) isOp()  {}
+func (EnableHealth) isOp()    {}
+func (AddMapEntry) isOp()     {}
+func (SetMapEntry) isOp()     {}
+func (DelMapEntry) isOp()     {}
+func (ReplaceMap) isOp()      {}
+func (SetCertificate) isOp()  {}
+func (AddCrtListEntry) isOp() {}
+func (DelCrtListEntry) isOp() {}
+func (DelCertificate) isOp()  {}
+func (SetCAFile) isOp()       {}
+func (DelCAFile) isOp()       {}
 
 func (o AddServer) String() string {
 	return fmt.Sprintf("add server %s/%s %s:%d weight %d", o.Backend.Name, o.Server.Name, o.Server.Addr, o.Server.Port, o.Server.Weight)
@@ -113,12 +110,9 @@ func (o SetServerState) String() string {
 	return fmt.Sprintf("set server %s/%s state %s", o.Backend, o.Server, o.State)
 }
 func (o EnableHealth) String() string { return fmt.Sprintf("enable health %s/%s", o.Backend, o.Server) }
-func (o EnableDynamicCookie) String() string {
-	return fmt.Sprintf("enable dynamic-cookie backend %s", o.Backend)
-}
-func (o AddMapEntry) String() string { return fmt.Sprintf("add map %s %s %s", o.Map, o.Key, o.Value) }
-func (o SetMapEntry) String() string { return fmt.Sprintf("set map %s %s %s", o.Map, o.Key, o.Value) }
-func (o DelMapEntry) String() string { return fmt.Sprintf("del map %s %s", o.Map, o.Key) }
+func (o AddMapEntry) String() string  { return fmt.Sprintf("add map %s %s %s", o.Map, o.Key, o.Value) }
+func (o SetMapEntry) String() string  { return fmt.Sprintf("set map %s %s %s", o.Map, o.Key, o.Value) }
+func (o DelMapEntry) String() string  { return fmt.Sprintf("del map %s %s", o.Map, o.Key) }
 func (o ReplaceMap) String() string {
 	return fmt.Sprintf("replace map %s (%d entries)", o.Map, len(o.Entries))
 }

@@ -46,8 +46,6 @@ func isServerOf(backend string) func(plan.Op) bool {
 			return o.Backend == backend
 		case plan.EnableHealth:
 			return o.Backend == backend
-		case plan.EnableDynamicCookie:
-			return o.Backend == backend
 		}
 		return false
 	}
@@ -158,10 +156,7 @@ func TestOrderServersAroundMaps(t *testing.T) {
 		o, ok := op.(plan.SetServerState)
 		return ok && o.State == model.StateReady
 	}
-	before(t, p.Ops, "dynamic cookies after the adds", isType[plan.AddServer], isType[plan.EnableDynamicCookie])
-	// HAProxy 2.6 serves garbage cookie bytes from a runtime server that takes traffic before
-	// `enable dynamic-cookie backend`.
-	before(t, p.Ops, "dynamic cookies before any new server is ready", isType[plan.EnableDynamicCookie], isReady)
+	before(t, p.Ops, "adds before any new server is ready", isType[plan.AddServer], isReady)
 	if a := p.Ops[first].(plan.AddServer); a.Backend.Name != spare || a.Backend.TLS == nil || a.Backend.TLS.CAFile != "app_new.pem" || a.Backend.Servers != nil {
 		t.Fatalf("AddServer backend %+v", a.Backend)
 	}
@@ -190,7 +185,10 @@ func TestOrderWithinBackend(t *testing.T) {
 	_, p := runtimePlan(t, in, in2)
 	b := "be_http:app:plain"
 	before(t, p.Ops, "adds before removals", isType[plan.AddServer], isType[plan.DelServer])
-	before(t, p.Ops, "dynamic cookie before removals", isType[plan.EnableDynamicCookie], func(op plan.Op) bool {
+	before(t, p.Ops, "new server ready before removals", func(op plan.Op) bool {
+		o, ok := op.(plan.SetServerState)
+		return ok && o.State == model.StateReady
+	}, func(op plan.Op) bool {
 		o, ok := op.(plan.SetServerState)
 		return ok && o.State == model.StateMaint
 	})
@@ -199,8 +197,8 @@ func TestOrderWithinBackend(t *testing.T) {
 			t.Fatalf("unexpected op %s", op)
 		}
 	}
-	if len(p.Ops) != 6 {
-		t.Fatalf("want add, health, dynamic cookie, ready, maint, del:\n%s", opsText(p.Ops))
+	if len(p.Ops) != 5 {
+		t.Fatalf("want add, health, ready, maint, del:\n%s", opsText(p.Ops))
 	}
 
 	// Weights of a split Route: only SetServerWeight.

@@ -23,7 +23,6 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 		return nil, nil
 	}
 	var adds, readies, changes, removals []Op
-	added := false
 	opsBackend := *b
 	opsBackend.Servers = nil
 	add := func(s model.Server) {
@@ -33,7 +32,6 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 		if s.State != model.StateMaint {
 			readies = append(readies, SetServerState{Backend: b.Name, Server: s.Name, State: s.State})
 		}
-		added = true
 	}
 	remove := func(dst *[]Op, s model.Server) {
 		if s.State != model.StateMaint {
@@ -69,14 +67,7 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 			j++
 		}
 	}
-	// New servers take traffic only after the backend computed their dynamic cookies: HAProxy 2.6
-	// answers a server added at runtime with a cookie of uninitialised bytes until `enable
-	// dynamic-cookie backend` (seen as garbage Set-Cookie values under load).
-	early = adds
-	if added && b.Cookie != nil {
-		early = append(early, EnableDynamicCookie{Backend: b.Name})
-	}
-	early = append(append(early, readies...), changes...)
+	early = append(append(adds, readies...), changes...)
 	if b.Route == "" {
 		return early, removals
 	}

@@ -17,8 +17,7 @@ import (
 //
 //   - AddServer adds the server in maint with the weight of its spec; the backend must exist and the
 //     server must not; a CA file it verifies with must be loaded. SetServerState, SetServerWeight and
-//     EnableHealth need the server; DelServer needs it in maint. EnableDynamicCookie needs a backend
-//     with a cookie.
+//     EnableHealth need the server; DelServer needs it in maint.
 //   - AddMapEntry of an existing key is an error (haroute never adds duplicates, although HAProxy
 //     would); SetMapEntry and DelMapEntry need the key; every map op needs the map.
 //   - Certificates are kept as a store (name → PEM) and a crt-list (name → SNI filter and ALPN):
@@ -175,14 +174,6 @@ func (s *simState) apply(op Op) error {
 	case EnableHealth:
 		_, err := s.existing(o.Backend, o.Server)
 		return err
-	case EnableDynamicCookie:
-		b := s.cfg.Backend(o.Backend)
-		if b == nil {
-			return fmt.Errorf("no such backend %q", o.Backend)
-		}
-		if b.Cookie == nil {
-			return fmt.Errorf("backend %q has no dynamic cookie", o.Backend)
-		}
 	case AddMapEntry, SetMapEntry, DelMapEntry, ReplaceMap:
 		return s.mapOp(op)
 	default:

@@ -468,7 +468,7 @@ func walk(t *testing.T, seed int64, certs testCerts) {
 	t.Logf("seed %d: %d steps: %d runtime (%d ops), %d structural; outcomes %v", seed, walkSteps, runtime, ops, structural, outcomes)
 	t.Logf("seed %d: step kinds %v", seed, kinds)
 	t.Logf("seed %d: ops %v", seed, opKinds)
-	for _, k := range []string{"AddServer", "DelServer", "SetServerWeight", "EnableDynamicCookie", "AddMapEntry", "SetMapEntry",
+	for _, k := range []string{"AddServer", "DelServer", "SetServerWeight", "AddMapEntry", "SetMapEntry",
 		"DelMapEntry", "SetCertificate", "AddCrtListEntry", "DelCrtListEntry", "DelCertificate", "SetCAFile", "DelCAFile"} {
 		if opKinds[k] == 0 {
 			t.Errorf("the walk never produced a %s op", k)

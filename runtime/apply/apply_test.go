@@ -42,6 +42,8 @@ func (f *fakeHAProxy) reply(cmd, payload string) string {
 	switch {
 	case strings.HasPrefix(cmd, "add server"):
 		return "New server registered.\n"
+	case strings.HasPrefix(cmd, "set server") && w[3] == "addr":
+		return fmt.Sprintf("no need to change the addr, port changed from '1' to '%s' by 'stats socket command'\n", last)
 	case strings.HasPrefix(cmd, "del server"):
 		return "Server deleted.\n"
 	case strings.HasPrefix(cmd, "prepare map"):
@@ -106,7 +108,11 @@ func TestOpCommands(t *testing.T) {
 		{plan.SetServerWeight{Backend: "b", Server: "s", Weight: 9}, []string{"set server b/s weight 9"}},
 		{plan.SetServerState{Backend: "b", Server: "s", State: model.StateDrain}, []string{"set server b/s state drain"}},
 		{plan.EnableHealth{Backend: "b", Server: "s"}, []string{"enable health b/s"}},
-		{plan.EnableDynamicCookie{Backend: "b"}, []string{"enable dynamic-cookie backend b"}},
+		// With a cookie: added on a placeholder port, then moved to its own (HAProxy computes the
+		// server's dynamic cookie on that change).
+		{plan.AddServer{Backend: withCookie(b), Server: s}, []string{
+			"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8444 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc sni str(svc.ns.svc)",
+			"set server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 addr 10.0.0.1 port 8443"}},
 		{plan.AddMapEntry{Map: model.MapHTTP, Key: "=h/p", Value: "be"}, []string{"add map " + httpMap + " =h/p be"}},
 		{plan.SetMapEntry{Map: model.MapHTTP, Key: "h/", Value: "be"}, []string{"set map " + httpMap + " h/ be"}},
 		{plan.DelMapEntry{Map: model.MapTCP, Key: "h"}, []string{"del map /h/conf/os_tcp_be.map h"}},
@@ -264,4 +270,9 @@ func TestMaxPayload(t *testing.T) {
 	if got := maxPayload(32768); got != 32768-payloadMargin || got < 16384 {
 		t.Errorf("maxPayload(32768) = %d", got)
 	}
+}
+
+func withCookie(b model.Backend) model.Backend {
+	b.Cookie = &model.Cookie{Name: "c", Key: "k"}
+	return b
 }

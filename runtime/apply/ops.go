@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
@@ -35,8 +37,6 @@ func OpName(op plan.Op) string {
 		return "set_server_state"
 	case plan.EnableHealth:
 		return "enable_health"
-	case plan.EnableDynamicCookie:
-		return "enable_dynamic_cookie"
 	case plan.AddMapEntry:
 		return "add_map_entry"
 	case plan.SetMapEntry:
@@ -69,6 +69,9 @@ func (a *applier) apply(ctx context.Context, op plan.Op) error {
 		if err != nil {
 			return fmt.Errorf("server spec: %w", err)
 		}
+		if o.Backend.Cookie != nil {
+			return addServerWithCookie(ctx, r, o.Backend.Name, o.Server.Name, spec)
+		}
 		return socket.AddServer(ctx, r, o.Backend.Name, o.Server.Name, spec)
 	case plan.DelServer:
 		return socket.DelServer(ctx, r, o.Backend, o.Server)
@@ -78,8 +81,6 @@ func (a *applier) apply(ctx context.Context, op plan.Op) error {
 		return socket.SetServerState(ctx, r, o.Backend, o.Server, string(o.State))
 	case plan.EnableHealth:
 		return socket.EnableHealth(ctx, r, o.Backend, o.Server)
-	case plan.EnableDynamicCookie:
-		return socket.EnableDynamicCookie(ctx, r, o.Backend)
 	case plan.AddMapEntry:
 		m, err := a.mapPath(o.Map)
 		if err != nil {
@@ -236,4 +237,34 @@ func fileIn(dir, what, name string) (string, error) {
 		return "", fmt.Errorf("%s name %q is not a file name", what, name)
 	}
 	return path.Join(dir, name), nil
+}
+
+// addServerWithCookie adds a server (in maintenance) to a backend with a dynamic cookie so that it
+// has its cookie before it takes traffic. HAProxy 2.6 computes a runtime server's dynamic cookie only
+// when its address or port changes, or for every server of the backend on `enable dynamic-cookie
+// backend`; the latter replaces the cookies of servers in use while other threads read them (seen
+// on 2.6.12 as garbage Set-Cookie bytes under load). So the server is added with a placeholder port
+// and then moved to its own, which computes its cookie alone, while nothing uses it yet.
+func addServerWithCookie(ctx context.Context, r socket.Runner, backend, server, spec string) error {
+	first, rest, _ := strings.Cut(spec, " ")
+	host, portText, err := net.SplitHostPort(first)
+	if err != nil {
+		return fmt.Errorf("server spec %q: %w", spec, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil || port < 1 || port > 65535 {
+		return fmt.Errorf("server spec %q: bad port %q", spec, portText)
+	}
+	placeholder := port + 1
+	if placeholder > 65535 {
+		placeholder = port - 1
+	}
+	tmp := net.JoinHostPort(host, strconv.Itoa(placeholder))
+	if rest != "" {
+		tmp += " " + rest
+	}
+	if err := socket.AddServer(ctx, r, backend, server, tmp); err != nil {
+		return err
+	}
+	return socket.SetServerPort(ctx, r, backend, server, host, port)
 }

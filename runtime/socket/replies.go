@@ -8,8 +8,8 @@ import (
 )
 
 // HAProxy's success answers, checked on 2.6.12 (Debian 2.6.12-1+deb12u4) against the real binary.
-// Replies are compared without their trailing newlines. Most changes (set server, enable health,
-// enable dynamic-cookie, add/set/del map, add map @ver, commit map) answer an empty line.
+// Replies are compared without their trailing newlines. Most changes (set server weight/state, enable
+// health, add/set/del map, add map @ver, commit map) answer an empty line.
 const (
 	replyServerAdded   = "New server registered."
 	replyServerDeleted = "Server deleted."
@@ -40,7 +40,7 @@ var (
 	}
 	notFoundReplies = []string{
 		"No such server.",                          // set server, enable health, del server
-		"No such backend.",                         // set server, enable health, enable dynamic-cookie, add/del server
+		"No such backend.",                         // set server, enable health, add/del server
 		"Can't find backend.",                      // show servers state <backend>
 		"Key not found.",                           // del map
 		"entry not found.",                         // set map

@@ -111,14 +111,31 @@ func EnableHealth(ctx context.Context, r Runner, backend, server string) error {
 	return expect(ctx, r, cmd, "")
 }
 
-// EnableDynamicCookie sends `enable dynamic-cookie backend <b>` (2.6 accepts it also for a backend
-// without a dynamic cookie).
-func EnableDynamicCookie(ctx context.Context, r Runner, backend string) error {
-	cmd, err := line("enable", "dynamic-cookie", "backend", backend)
+// SetServerPort sends `set server <b>/<s> addr <addr> port <port>` for a server whose port changes
+// (its address may stay). HAProxy recomputes a dynamic cookie on an address or port change, for that
+// server alone; it answers "…port changed from '<old>' to '<port>' by 'stats socket command'"
+// (2.6: "no need to change the addr, port changed from …" when the address stays).
+func SetServerPort(ctx context.Context, r Runner, backend, server, addr string, port int) error {
+	ref, err := serverRef(backend, server)
+	if err != nil {
+		return fmt.Errorf("set server addr: %w", err)
+	}
+	if port < 1 || port > 65535 {
+		return fmt.Errorf("set server %s port %d: %w: port out of 1-65535", ref, port, ErrInvalid)
+	}
+	cmd, err := line("set", "server", ref, "addr", addr, "port", strconv.Itoa(port))
 	if err != nil {
 		return err
 	}
-	return expect(ctx, r, cmd, "")
+	reply, err := r.Command(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	got := trimReply(reply)
+	if strings.Contains(got, "port changed from '") && strings.HasSuffix(got, fmt.Sprintf("' to '%d' by 'stats socket command'", port)) {
+		return nil
+	}
+	return classify(cmd, reply)
 }
 
 // ShowServersState returns `show servers state` for one backend, or all when backend is "".

@@ -1,0 +1,74 @@
+//go:build e2e
+
+package cluster
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/haroute/haroute/e2e/framework"
+	"github.com/haroute/haroute/e2e/testbed"
+)
+
+const scaleMax = 20
+
+// TestScaleUnderLoad: while a client keeps sending requests, the test (playing the endpoint
+// controller) scales a Service's EndpointSlice 1→20→1 one pod at a time, then moves the last pod to
+// new IPs: every request succeeds, every answer comes from a current (or just removed) pod, each new
+// pod is reached, and HAProxy's reload counter does not move.
+func TestScaleUnderLoad(t *testing.T) {
+	c := framework.Start(t)
+	ns := c.Namespace(t, "scale")
+	pods := framework.NewPodNetwork(t)
+	names := make([]string, scaleMax+3)
+	for i := range names {
+		names[i] = fmt.Sprintf("pod-%02d", i)
+	}
+	bs := pods.StartBackends(names...)
+	c.CreateService(t, ns, "web", bs[0])
+	r := c.StartRouter(t)
+	const host = "scale.e2e.test"
+	c.CreateRoute(t, ns, "web", host, "web")
+	r.WaitBackends(host, "/", bs[0].Name)
+	reloads := r.Reloads()
+
+	load := testbed.StartLoad(t, r.Client, "http://"+host+"/", bs[0].Name)
+	step := func(cur, next []*framework.Backend) {
+		load.Allow(append(backendNames(cur), backendNames(next)...)...)
+		c.SetEndpoints(t, ns, "web", next...)
+		r.WaitServers(addrsOf(next))
+	}
+	for n := 2; n <= scaleMax; n++ {
+		step(bs[:n-1], bs[:n])
+		load.WaitFirst(t, bs[n-1].Name, framework.WaitTimeout)
+	}
+	for n := scaleMax - 1; n >= 1; n-- {
+		step(bs[:n+1], bs[:n])
+	}
+	cur := bs[0]
+	for _, next := range bs[scaleMax:] {
+		step([]*framework.Backend{cur}, []*framework.Backend{next})
+		load.WaitFirst(t, next.Name, framework.WaitTimeout)
+		cur = next
+	}
+	load.Check(t, 500)
+	if got := r.Reloads(); got != reloads {
+		t.Errorf("HAProxy reload counter went from %d to %d while scaling, want no reload", reloads, got)
+	}
+}
+
+func backendNames(bs []*framework.Backend) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Name
+	}
+	return out
+}
+
+func addrsOf(bs []*framework.Backend) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Addr()
+	}
+	return out
+}
