@@ -413,6 +413,9 @@ func (c *Cluster) RestartAPIServer(t *testing.T) {
 		t.Fatal("RestartAPIServer: kube-apiserver still runs")
 	}
 	c.apiserver = startProcess(t, "kube-apiserver (restarted)", exec.Command(c.apiserverBin, c.apiserverArgs...))
+	// Its cleanup runs before the router's (last in, first out): a graceful stop would wait for the
+	// router's watches.
+	c.apiserver.kill = true
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := c.waitAPIServer(ctx); err != nil {

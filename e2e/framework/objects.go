@@ -192,31 +192,50 @@ type Admission struct {
 // ("True" or "False") and, when reason is not empty, that reason; it returns the entry.
 func (c *Cluster) WaitAdmitted(t *testing.T, ns, name, status, reason string) Admission {
 	t.Helper()
+	return c.WaitAdmittedBy(t, ns, name, "", status, reason)
+}
+
+// WaitAdmittedBy is WaitAdmitted for the ingress entry of one router (any router when routerName is
+// empty).
+func (c *Cluster) WaitAdmittedBy(t *testing.T, ns, name, routerName, status, reason string) Admission {
+	t.Helper()
 	var got Admission
 	err := eventually(WaitTimeout, waitInterval, func() error {
-		r, err := c.Routes.RouteV1().Routes(ns).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
 		var seen []string
-		for _, in := range r.Status.Ingress {
-			for _, cond := range in.Conditions {
-				if cond.Type != routev1.RouteAdmitted {
-					continue
-				}
-				got = Admission{in.RouterName, string(cond.Status), cond.Reason, cond.Message}
-				if string(cond.Status) == status && (reason == "" || cond.Reason == reason) {
-					return nil
-				}
-				seen = append(seen, fmt.Sprintf("%s: %s %s %q", in.RouterName, cond.Status, cond.Reason, cond.Message))
+		for _, a := range c.Admissions(t, ns, name) {
+			if routerName != "" && a.RouterName != routerName {
+				continue
 			}
+			got = a
+			if a.Status == status && (reason == "" || a.Reason == reason) {
+				return nil
+			}
+			seen = append(seen, fmt.Sprintf("%s: %s %s %q", a.RouterName, a.Status, a.Reason, a.Message))
 		}
 		return fmt.Errorf("admitted conditions: [%s]", strings.Join(seen, "; "))
 	})
 	if err != nil {
-		t.Fatalf("route %s/%s: want Admitted=%s %s: %v", ns, name, status, reason, err)
+		t.Fatalf("route %s/%s: want Admitted=%s %s from router %q: %v", ns, name, status, reason, routerName, err)
 	}
 	return got
+}
+
+// Admissions returns the Admitted condition of every ingress entry of Route ns/name.
+func (c *Cluster) Admissions(t *testing.T, ns, name string) []Admission {
+	t.Helper()
+	r, err := c.Routes.RouteV1().Routes(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get route %s/%s: %v", ns, name, err)
+	}
+	var out []Admission
+	for _, in := range r.Status.Ingress {
+		for _, cond := range in.Conditions {
+			if cond.Type == routev1.RouteAdmitted {
+				out = append(out, Admission{in.RouterName, string(cond.Status), cond.Reason, cond.Message})
+			}
+		}
+	}
+	return out
 }
 
 // Pause sleeps d; used where creation order must show in creationTimestamp (one-second resolution).

@@ -28,10 +28,13 @@ const (
 
 // Process is a child process owned by PID.
 type Process struct {
-	t      *testing.T
-	Name   string
-	Cmd    *exec.Cmd
-	Out    *testbed.LogBuffer
+	t    *testing.T
+	Name string
+	Cmd  *exec.Cmd
+	Out  *testbed.LogBuffer
+	// kill makes stop send SIGKILL at once (for a process whose cleanup may run while clients it
+	// would wait for still run).
+	kill   bool
 	exited chan struct{}
 }
 
@@ -74,6 +77,11 @@ func startProcess(t *testing.T, name string, cmd *exec.Cmd) *Process {
 // stop ends the process (bounded); it is idempotent.
 func (p *Process) stop(t *testing.T) {
 	if p.Exited() {
+		return
+	}
+	if p.kill {
+		_ = p.Cmd.Process.Kill()
+		<-p.exited
 		return
 	}
 	_ = p.Cmd.Process.Signal(syscall.SIGTERM)

@@ -353,3 +353,6 @@ func (r *Router) WaitServers(want []string) {
 		r.t.Fatalf("active servers did not become %v: %v", want, err)
 	}
 }
+
+// Eventually polls cond (bounded by WaitTimeout) until it returns nil, and returns its last error.
+func Eventually(cond func() error) error { return eventually(WaitTimeout, waitInterval, cond) }
