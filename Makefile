@@ -18,7 +18,7 @@ E2E_BINS := $(BIN)/kube-apiserver $(BIN)/etcd
 # sudo only when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help build haproxy demo test render-example fmt clean e2e-bin
+.PHONY: help build haproxy iproute2 demo test unit render-example fmt clean e2e-bin
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -31,11 +31,17 @@ haproxy: ## install Debian's haproxy package when haproxy is missing
 	@command -v haproxy >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y haproxy; }
 	@haproxy -v | head -n 1
 
+iproute2: ## install Debian's iproute2 (ip netns, for the e2e pod networks) when ip is missing
+	@command -v ip >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y iproute2; }
+
 demo: build haproxy ## run haroute demo: HAProxy on 127.0.0.1:8080/8443 with example Routes and local backends (DEMO_ARGS to change)
 	$(BIN)/haroute demo $(DEMO_ARGS)
 
-test: haproxy ## go vet and all tests (unit, and integration with the real haproxy)
+test: unit e2e ## the whole suite: unit and integration tests, then the e2e scenarios (as root)
+
+unit: haproxy ## go vet and the tests of ./... (unit, and integration with the real haproxy)
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/framework/... ./e2e/cluster/...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 render-example: build haproxy ## render examples/ into bin/example-haproxy and check it with haproxy -c
@@ -43,7 +49,7 @@ render-example: build haproxy ## render examples/ into bin/example-haproxy and c
 	haproxy -c -f $(EXAMPLE_DIR)/conf/haproxy.cfg
 
 .PHONY: e2e
-e2e: build haproxy e2e-bin ## end-to-end scenarios against a real kube-apiserver (root: network namespaces)
+e2e: build haproxy iproute2 e2e-bin ## end-to-end scenarios against a real kube-apiserver (as root: network namespaces)
 	$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./e2e/framework/... ./e2e/cluster/...
 
 e2e-bin: $(E2E_BINS) ## build bin/kube-apiserver and bin/etcd from e2e/tools (kept until e2e/tools changes)

@@ -18,9 +18,7 @@ const apiserverDown = 5 * time.Second
 // the last state and haroute keeps running; once the API server is back (same etcd), a new Route and
 // an endpoint change made after its return are applied.
 func TestAPIServerRestart(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "apiserver")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "apiserver")
 	bs := pods.StartBackends("web-1", "web-2", "new-pod")
 	c.CreateService(t, ns, "web", bs[0])
 	c.CreateService(t, ns, "new", bs[2])

@@ -16,9 +16,7 @@ import (
 // TestEdgeCertificateRotation: replacing an edge Route's certificate (a new key pair from another CA)
 // changes the certificate HAProxy serves for the host, without a reload, and the Route keeps serving.
 func TestEdgeCertificateRotation(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "rotation")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "rotation")
 	c.CreateService(t, ns, "web", pods.StartBackend("web-pod"))
 	r := c.StartRouter(t)
 

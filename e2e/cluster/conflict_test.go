@@ -13,9 +13,7 @@ import (
 // younger gets Admitted=False HostAlreadyClaimed; deleting the older admits the younger and traffic
 // moves to its Service.
 func TestConflictingRoutes(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "conflict")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "conflict")
 	oldPod, newPod := pods.StartBackend("old-pod"), pods.StartBackend("new-pod")
 	c.CreateService(t, ns, "old", oldPod)
 	c.CreateService(t, ns, "new", newPod)

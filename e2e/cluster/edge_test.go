@@ -17,9 +17,7 @@ import (
 // SNI verifies against the Route's CA) and forwards plain HTTP to the pods; another host over https
 // gets the default certificate and a 503.
 func TestEdgeRoute(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "edge")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "edge")
 	c.CreateService(t, ns, "web", pods.StartBackend("edge-pod"))
 	r := c.StartRouter(t)
 

@@ -15,9 +15,7 @@ import (
 // which claimed a spare backend), HAProxy's master and workers are SIGKILLed: haroute starts a new
 // HAProxy that serves the whole current state within seconds.
 func TestHAProxyKilled(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "kill")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "kill")
 	bs := pods.StartBackends("web-1", "web-2", "late-pod")
 	c.CreateService(t, ns, "web", bs[0])
 	c.CreateService(t, ns, "late", bs[2])

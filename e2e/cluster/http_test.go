@@ -17,9 +17,7 @@ import (
 // namespace is served by both; changing the slice to one backend moves all traffic to it; an unknown
 // host gets HAProxy's 503; the Route is Admitted in its status.
 func TestHTTPRoute(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "http")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "http")
 	a, b := pods.StartBackend("pod-a"), pods.StartBackend("pod-b")
 	c.CreateService(t, ns, "web", a, b)
 	// The router runs with its RBAC-limited token, not as an admin.

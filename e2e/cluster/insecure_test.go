@@ -17,9 +17,7 @@ import (
 // https; over plain http, Redirect answers 302 to https, Allow serves, None is not served (503). Then
 // the None Route switches to Allow and is served over http.
 func TestInsecureEdgePolicies(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "insecure")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "insecure")
 	c.CreateService(t, ns, "web", pods.StartBackend("web-pod"))
 	r := c.StartRouter(t)
 	ca := testbed.NewCA(t, "insecure-ca")

@@ -13,9 +13,7 @@ import (
 // the most specific path that contains it (on segment boundaries); deleting /api moves its requests
 // to / while /api/v2 keeps its own.
 func TestPathRoutes(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "path")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "path")
 	bs := pods.StartBackends("root-pod", "api-pod", "v2-pod")
 	c.CreateService(t, ns, "root", bs[0])
 	c.CreateService(t, ns, "api", bs[1])

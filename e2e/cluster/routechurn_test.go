@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/haroute/haroute/e2e/framework"
 	"github.com/haroute/haroute/e2e/testbed"
@@ -15,16 +14,11 @@ import (
 // routeChurnRounds is how many times a Route is added and deleted under load.
 const routeChurnRounds = 5
 
-// settle is how long a test keeps watching after a change applied, to see that nothing more happens.
-const settle = 1500 * time.Millisecond
-
 // TestRouteChurnUnderLoad: while a client keeps sending requests to one Route, other Routes are added
 // and deleted: each is served, then gone, and HAProxy never reloads. Then a balance annotation (a
 // backend option no spare backend has) causes exactly one reload, which the client does not notice.
 func TestRouteChurnUnderLoad(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "churn")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "churn")
 	bs := pods.StartBackends("steady-pod", "extra-pod")
 	c.CreateService(t, ns, "steady", bs[0])
 	c.CreateService(t, ns, "extra", bs[1])
@@ -47,18 +41,7 @@ func TestRouteChurnUnderLoad(t *testing.T) {
 	}
 
 	c.UpdateRoute(t, ns, "steady", framework.Annotations("haproxy.router.openshift.io/balance", "leastconn"))
-	if err := framework.Eventually(func() error {
-		if got := r.Reloads(); got == reloads {
-			return fmt.Errorf("no reload yet")
-		}
-		return nil
-	}); err != nil {
-		t.Fatalf("balance annotation: %v", err)
-	}
-	time.Sleep(settle)
-	if got := r.Reloads(); got != reloads+1 {
-		t.Errorf("HAProxy reload counter went from %d to %d after the balance annotation, want exactly one reload", reloads, got)
-	}
+	r.WaitOneReload(reloads)
 	r.WaitBackends("steady.e2e.test", "/", "steady-pod")
 	load.Check(t, 500)
 }

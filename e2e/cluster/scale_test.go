@@ -17,9 +17,7 @@ const scaleMax = 20
 // new IPs: every request succeeds, every answer comes from a current (or just removed) pod, each new
 // pod is reached, and HAProxy's reload counter does not move.
 func TestScaleUnderLoad(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "scale")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "scale")
 	names := make([]string, scaleMax+3)
 	for i := range names {
 		names[i] = fmt.Sprintf("pod-%02d", i)

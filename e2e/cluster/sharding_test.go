@@ -13,9 +13,7 @@ import (
 // with its own ROUTER_NAME). Each serves and admits only its own shard; relabelling a Route moves it
 // from one router to the other.
 func TestRouteLabelSharding(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "shard")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "shard")
 	bs := pods.StartBackends("a-pod", "b-pod")
 	c.CreateService(t, ns, "a", bs[0])
 	c.CreateService(t, ns, "b", bs[1])

@@ -3,9 +3,7 @@
 package cluster
 
 import (
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/haroute/haroute/e2e/framework"
 )
@@ -15,9 +13,7 @@ import (
 // applies endpoint changes and new Routes at runtime and a structural change through the external
 // master's reload.
 func TestSidecar(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "sidecar")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "sidecar")
 	bs := pods.StartBackends("web-1", "web-2")
 	c.CreateService(t, ns, "web", bs[0])
 	c.CreateRoute(t, ns, "first", "first.e2e.test", "web")
@@ -40,18 +36,7 @@ func TestSidecar(t *testing.T) {
 	}
 
 	c.UpdateRoute(t, ns, "first", framework.Annotations("haproxy.router.openshift.io/balance", "leastconn"))
-	if err := framework.Eventually(func() error {
-		if r.Reloads() == reloads {
-			return fmt.Errorf("no reload yet")
-		}
-		return nil
-	}); err != nil {
-		t.Fatalf("balance annotation: %v", err)
-	}
-	time.Sleep(settle)
-	if got := r.Reloads(); got != reloads+1 {
-		t.Errorf("reload counter went from %d to %d, want exactly one reload", reloads, got)
-	}
+	r.WaitOneReload(reloads)
 	r.WaitBackends("first.e2e.test", "/", "web-1", "web-2")
 	if r.HAProxy.Exited() {
 		t.Fatal("the test's HAProxy exited")

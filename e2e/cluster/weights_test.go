@@ -14,9 +14,7 @@ import (
 // two pods) and c (weight 0). Each Service gets its share of the requests whatever its number of
 // pods: a 75 %, b 25 % split evenly over its pods, c nothing.
 func TestWeightedAlternateBackends(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "weights")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "weights")
 	bs := pods.StartBackends("a-1", "b-1", "b-2", "c-1")
 	c.CreateService(t, ns, "a", bs[0])
 	c.CreateService(t, ns, "b", bs[1], bs[2])

@@ -13,9 +13,7 @@ import (
 // host www.wild.e2e.test serves every host of wild.e2e.test; an exact Route in that domain keeps its
 // own host; a deeper subdomain and the bare domain are not served.
 func TestWildcardRoute(t *testing.T) {
-	c := framework.Start(t)
-	ns := c.Namespace(t, "wildcard")
-	pods := framework.NewPodNetwork(t)
+	c, ns, pods := framework.Setup(t, "wildcard")
 	bs := pods.StartBackends("wild-pod", "exact-pod")
 	c.CreateService(t, ns, "wild", bs[0])
 	c.CreateService(t, ns, "exact", bs[1])

@@ -433,3 +433,11 @@ func (c *Cluster) waitAPIServer(ctx context.Context) error {
 	}
 	return waitOK(ctx, secure, c.URL+"/readyz", c.adminToken)
 }
+
+// Setup is the start of most scenarios: a cluster, a namespace for the test (named prefix-…) and a
+// pod network.
+func Setup(t *testing.T, prefix string) (*Cluster, string, *PodNetwork) {
+	t.Helper()
+	c := Start(t)
+	return c, c.Namespace(t, prefix), NewPodNetwork(t)
+}

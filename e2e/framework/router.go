@@ -38,6 +38,10 @@ func Main(m *testing.M) int {
 	if asked, code := ServeBackendIfAsked(); asked {
 		return code
 	}
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "e2e: the scenarios create network namespaces for their pods and need root: run `sudo make e2e`")
+		return 1
+	}
 	path, remove, err := testbed.BuildHaroute()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -356,3 +360,24 @@ func (r *Router) WaitServers(want []string) {
 
 // Eventually polls cond (bounded by WaitTimeout) until it returns nil, and returns its last error.
 func Eventually(cond func() error) error { return eventually(WaitTimeout, waitInterval, cond) }
+
+// settle is how long WaitOneReload keeps watching after the reload, to see that no second one follows.
+const settle = 1500 * time.Millisecond
+
+// WaitOneReload waits (bounded) until HAProxy's reload counter rises above before, then checks that
+// it rose by exactly one and stays there for a moment.
+func (r *Router) WaitOneReload(before int) {
+	r.t.Helper()
+	if err := Eventually(func() error {
+		if r.Reloads() == before {
+			return fmt.Errorf("reload counter still %d", before)
+		}
+		return nil
+	}); err != nil {
+		r.t.Fatalf("no reload: %v", err)
+	}
+	time.Sleep(settle)
+	if got := r.Reloads(); got != before+1 {
+		r.t.Errorf("reload counter went from %d to %d, want exactly one reload", before, got)
+	}
+}
