@@ -11,7 +11,7 @@ import (
 
 // TestRouteLabelSharding: two routers select Routes by label (ROUTE_LABELS shard=a and shard=b, each
 // with its own ROUTER_NAME). Each serves and admits only its own shard; relabelling a Route moves it
-// from one router to the other.
+// from one router to the other, status entry included.
 func TestRouteLabelSharding(t *testing.T) {
 	c, ns, pods := framework.Setup(t, "shard")
 	bs := pods.StartBackends("a-pod", "b-pod")
@@ -45,4 +45,6 @@ func TestRouteLabelSharding(t *testing.T) {
 	rb.WaitAnswer("a.shard.e2e.test", "/", http.StatusOK, "a-pod")
 	ra.WaitAnswer("a.shard.e2e.test", "/", http.StatusServiceUnavailable, "")
 	c.WaitAdmittedBy(t, ns, "a", "shard-b", "True", "")
+	// The router that no longer selects the Route takes its entry out of the status.
+	c.WaitNoEntry(t, ns, "a", "shard-a")
 }

@@ -240,3 +240,18 @@ func (c *Cluster) Admissions(t *testing.T, ns, name string) []Admission {
 
 // Pause sleeps d; used where creation order must show in creationTimestamp (one-second resolution).
 func Pause(d time.Duration) { time.Sleep(d) }
+
+// WaitNoEntry waits until Route ns/name has no status.ingress entry from routerName.
+func (c *Cluster) WaitNoEntry(t *testing.T, ns, name, routerName string) {
+	t.Helper()
+	if err := eventually(WaitTimeout, waitInterval, func() error {
+		for _, a := range c.Admissions(t, ns, name) {
+			if a.RouterName == routerName {
+				return fmt.Errorf("entry from %s: %+v", routerName, a)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("route %s/%s: %v", ns, name, err)
+	}
+}

@@ -39,6 +39,9 @@ type Writer struct {
 	now func() time.Time
 	// maxAttempts bounds the UpdateStatus calls per Route and Apply.
 	maxAttempts int
+	// held are the Routes ("ns/name") this router has, or last found, an entry on: when one leaves
+	// the router's view, its entry is removed (clear.go).
+	held map[string]bool
 }
 
 // NewWriter returns a Writer that signs its entries with routerName and, when canonicalHostname is
@@ -54,6 +57,7 @@ func NewWriter(client routeclientset.Interface, routerName, canonicalHostname st
 		log:               log,
 		now:               time.Now,
 		maxAttempts:       defaultMaxAttempts,
+		held:              map[string]bool{},
 	}
 }
 
@@ -68,8 +72,9 @@ type result struct {
 
 // Apply brings this router's status entry of every Route in routes in line with the translation
 // result: admitted when cfg.Routes lists it, rejected when a non-warning Problem names it. Routes
-// with neither (other shards, or not yet translated) are left alone. Only changed entries are
-// written. Every Route is tried; the errors are joined.
+// with neither (other shards, or not yet translated) get no entry, and an entry this Writer holds on
+// a Route that no longer gets a decision (it left the router's view, or was deleted) is removed.
+// Only changed entries are written. Every Route is tried; the errors are joined.
 func (w *Writer) Apply(ctx context.Context, routes []*routev1.Route, cfg *model.Config, problems []mapping.Problem) error {
 	results := w.results(cfg, problems)
 
@@ -87,18 +92,25 @@ func (w *Writer) Apply(ctx context.Context, routes []*routev1.Route, cfg *model.
 	})
 
 	var errs []error
+	decided := map[string]bool{}
 	for _, r := range sorted {
-		res, ok := results[r.Namespace+"/"+r.Name]
+		key := r.Namespace + "/" + r.Name
+		res, ok := results[key]
 		if !ok {
 			continue
 		}
+		decided[key] = true
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, fmt.Errorf("route status: %w", err))
 			break
 		}
+		w.held[key] = true
 		if err := w.applyOne(ctx, r, res); err != nil {
 			errs = append(errs, fmt.Errorf("route %s/%s status: %w", r.Namespace, r.Name, err))
 		}
+	}
+	if ctx.Err() == nil {
+		errs = append(errs, w.clearDeparted(ctx, decided))
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,93 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	routev1 "github.com/openshift/api/route/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// clearDeparted removes this router's entry from the Routes it had an entry on (w.held) that this
+// Apply no longer decides about: Routes that left the router's view (a ROUTE_LABELS or
+// NAMESPACE_LABELS change, or deletion) or that the translation no longer mentions. Those Routes are
+// read from the API, since the informer no longer has them; a deleted Route needs nothing. Keys whose
+// entry could not be removed stay held, to be tried again on the next Apply.
+func (w *Writer) clearDeparted(ctx context.Context, decided map[string]bool) error {
+	var gone []string
+	for key := range w.held {
+		if !decided[key] {
+			gone = append(gone, key)
+		}
+	}
+	sort.Strings(gone)
+	var errs []error
+	for _, key := range gone {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("route status: %w", err))
+			break
+		}
+		ns, name := splitKey(key)
+		if err := w.clearOne(ctx, ns, name); err != nil {
+			errs = append(errs, fmt.Errorf("route %s status: %w", key, err))
+			continue
+		}
+		delete(w.held, key)
+	}
+	return errors.Join(errs...)
+}
+
+// clearOne removes this router's entries from Route ns/name, re-reading it after a conflict.
+func (w *Writer) clearOne(ctx context.Context, ns, name string) error {
+	routes := w.client.RouteV1().Routes(ns)
+	for attempt := 1; ; attempt++ {
+		cur, err := routes.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("get: %w", err)
+		}
+		next, changed := w.withoutOwn(cur)
+		if !changed {
+			return nil
+		}
+		_, err = routes.UpdateStatus(ctx, next, metav1.UpdateOptions{})
+		switch {
+		case err == nil:
+			w.log.Info("route status entry removed: this router no longer selects the route", "route", ns+"/"+name)
+			return nil
+		case apierrors.IsNotFound(err):
+			return nil
+		case !apierrors.IsConflict(err):
+			return fmt.Errorf("update status: %w", err)
+		case attempt >= w.maxAttempts:
+			return fmt.Errorf("update status: still conflicting after %d attempts: %w", attempt, err)
+		}
+	}
+}
+
+// withoutOwn returns a copy of r without this router's entries, or false when it has none.
+func (w *Writer) withoutOwn(r *routev1.Route) (*routev1.Route, bool) {
+	kept := make([]routev1.RouteIngress, 0, len(r.Status.Ingress))
+	for _, in := range r.Status.Ingress {
+		if in.RouterName != w.routerName {
+			kept = append(kept, in)
+		}
+	}
+	if len(kept) == len(r.Status.Ingress) {
+		return nil, false
+	}
+	next := r.DeepCopy()
+	next.Status.Ingress = kept
+	return next, true
+}
+
+func splitKey(key string) (ns, name string) {
+	ns, name, _ = strings.Cut(key, "/")
+	return ns, name
+}
