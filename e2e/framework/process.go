@@ -4,12 +4,9 @@ package framework
 
 import (
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -19,11 +16,8 @@ import (
 
 // Bounds of the harness.
 const (
-	stopTimeout     = 15 * time.Second
-	lowPortMin      = 20000
-	lowPortMax      = 32000
-	lowPortAttempts = 200
-	tailBytes       = 4000
+	stopTimeout = 15 * time.Second
+	tailBytes   = 4000
 )
 
 // Process is a child process owned by PID.
@@ -101,39 +95,8 @@ func tail(s string, n int) string {
 	return s
 }
 
-// freePort returns a port in [lowPortMin, lowPortMax) free on 127.0.0.1 and not in taken. Ports come
-// from below Linux's ephemeral range so an outgoing connection cannot take one before its server binds.
-func freePort(t *testing.T, taken map[int]bool) int {
-	t.Helper()
-	for range lowPortAttempts {
-		p := lowPortMin + rand.IntN(lowPortMax-lowPortMin)
-		if taken[p] {
-			continue
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err != nil {
-			continue
-		}
-		if err := l.Close(); err != nil {
-			t.Fatalf("close probe listener: %v", err)
-		}
-		taken[p] = true
-		return p
-	}
-	t.Fatalf("no free port in %d-%d after %d attempts", lowPortMin, lowPortMax, lowPortAttempts)
-	return 0
-}
-
 // freePorts returns n distinct free loopback ports.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	taken := map[int]bool{}
-	out := make([]int, n)
-	for i := range out {
-		out[i] = freePort(t, taken)
-	}
-	return out
-}
+func freePorts(t *testing.T, n int) []int { return testbed.ListenPorts(t, n) }
 
 // binDir is where `make e2e-bin` puts etcd and kube-apiserver; HAROUTE_E2E_BIN overrides it.
 func binDir(t *testing.T) string {

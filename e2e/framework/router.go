@@ -120,7 +120,7 @@ func (r *Router) args(c *Cluster) []string {
 }
 
 func (r *Router) env(extra []string) []string {
-	return append(append(cleanEnv(), "ROUTER_MAX_CONNECTIONS=auto"), extra...)
+	return append(append(testbed.CleanEnv(), "ROUTER_MAX_CONNECTIONS=auto"), extra...)
 }
 
 // launch starts haroute run and waits until it is ready.
@@ -198,20 +198,6 @@ func (r *Router) KillHAProxy() int {
 		}
 	}
 	return st.Master.PID
-}
-
-// cleanEnv is the test's environment without router settings that would change the run.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "ROUTER_") || name == "RELOAD_INTERVAL" || name == "STATS_PORT" ||
-			name == "KUBECONFIG" || strings.HasPrefix(name, "HAROUTE_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }
 
 // Get sends GET http://host/path through HAProxy and returns the status and the answering backend.

@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -80,11 +78,8 @@ func startRouter(t *testing.T, files map[string]string) *router {
 	for name, data := range files {
 		r.write(name, data)
 	}
-	ports := map[int]bool{}
-	for _, p := range []*int{&r.httpPort, &r.httpsPort, &r.statsPort} {
-		*p = listenPort(t, ports)
-		ports[*p] = true
-	}
+	ports := testbed.ListenPorts(t, 3)
+	r.httpPort, r.httpsPort, r.statsPort = ports[0], ports[1], ports[2]
 	r.cmd = exec.Command(binary, "run",
 		"--manifests", r.manifests,
 		"--haproxy-dir", r.haproxyDir,
@@ -96,7 +91,7 @@ func startRouter(t *testing.T, files map[string]string) *router {
 		"--allow-loopback-endpoints",
 		"--reload-interval", "0s",
 	)
-	r.cmd.Env = append(cleanEnv(), "ROUTER_MAX_CONNECTIONS=2000")
+	r.cmd.Env = append(testbed.CleanEnv(), "ROUTER_MAX_CONNECTIONS=2000")
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := r.cmd.Start(); err != nil {
@@ -116,49 +111,6 @@ func startRouter(t *testing.T, files map[string]string) *router {
 }
 
 // Ports the routers listen on come from below Linux's default ephemeral range (32768-60999): a port
-// from that range that was free a moment ago can be taken by an outgoing connection of the load
-// clients before HAProxy or haroute binds it.
-const (
-	lowPortMin      = 20000
-	lowPortMax      = 32000
-	lowPortAttempts = 200
-)
-
-// listenPort returns a port in [lowPortMin, lowPortMax) that is free on 127.0.0.1 and not in taken.
-func listenPort(t *testing.T, taken map[int]bool) int {
-	t.Helper()
-	for range lowPortAttempts {
-		p := lowPortMin + rand.IntN(lowPortMax-lowPortMin)
-		if taken[p] {
-			continue
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err != nil {
-			continue
-		}
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	t.Fatalf("no free port in %d-%d after %d attempts", lowPortMin, lowPortMax, lowPortAttempts)
-	return 0
-}
-
-// cleanEnv is the test's environment without OpenShift router settings that would change the run.
-func cleanEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "ROUTER_") || name == "RELOAD_INTERVAL" || name == "STATS_PORT" ||
-			name == "TEMPLATE_FILE" || name == "DEFAULT_CERTIFICATE_PATH" || name == "KUBECONFIG" ||
-			strings.HasPrefix(name, "HAROUTE_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
 
 // stop sends SIGTERM, waits (bounded) and checks that the managed HAProxy is gone too.
 func (r *router) stop() {

@@ -8,111 +8,36 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
-
-	routev1 "github.com/openshift/api/route/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/mapping/routetest"
 )
 
 // Builders of Translate inputs for the tests of this package.
 
-var epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+type routeOpt = routetest.Opt
 
-type routeOpt func(*routev1.Route)
+// The builders of mapping/routetest, under this package's short names.
+var (
+	newRoute       = routetest.Route
+	withPath       = routetest.Path
+	withTLS        = routetest.TLS
+	withDestCA     = routetest.DestCA
+	withAnnotation = routetest.Annotation
+	newService     = routetest.Service
+	newSlice       = routetest.PodSlice
+)
 
-// newRoute returns an http Route ns/name for host to Service "web", created age seconds after epoch.
-func newRoute(ns, name, host string, age int, opts ...routeOpt) *routev1.Route {
-	r := &routev1.Route{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:         ns,
-			Name:              name,
-			UID:               types.UID(fmt.Sprintf("uid-%s-%s", ns, name)),
-			CreationTimestamp: metav1.NewTime(epoch.Add(time.Duration(age) * time.Second)),
-		},
-		Spec: routev1.RouteSpec{Host: host, To: routev1.RouteTargetReference{Kind: "Service", Name: "web"}},
-	}
-	for _, o := range opts {
-		o(r)
-	}
-	return r
-}
+func withService(name string) routeOpt { return routetest.To(name, nil) }
 
-func withPath(p string) routeOpt { return func(r *routev1.Route) { r.Spec.Path = p } }
+func withAlternate(name string, weight int32) routeOpt { return routetest.Alternate(name, &weight) }
 
-func withService(name string) routeOpt {
-	return func(r *routev1.Route) { r.Spec.To = routev1.RouteTargetReference{Kind: "Service", Name: name} }
-}
-
-func withAlternate(name string, weight int32) routeOpt {
-	return func(r *routev1.Route) {
-		r.Spec.AlternateBackends = append(r.Spec.AlternateBackends, routev1.RouteTargetReference{Kind: "Service", Name: name, Weight: &weight})
-	}
-}
-
-func withTLS(term routev1.TLSTerminationType, policy routev1.InsecureEdgeTerminationPolicyType) routeOpt {
-	return func(r *routev1.Route) {
-		if r.Spec.TLS == nil {
-			r.Spec.TLS = &routev1.TLSConfig{}
-		}
-		r.Spec.TLS.Termination, r.Spec.TLS.InsecureEdgeTerminationPolicy = term, policy
-	}
-}
-
-func withCert(c keyPair) routeOpt {
-	return func(r *routev1.Route) { r.Spec.TLS.Certificate, r.Spec.TLS.Key = c.cert, c.key }
-}
-
-func withDestCA(pem string) routeOpt {
-	return func(r *routev1.Route) { r.Spec.TLS.DestinationCACertificate = pem }
-}
-
-func withAnnotation(k, v string) routeOpt {
-	return func(r *routev1.Route) {
-		if r.Annotations == nil {
-			r.Annotations = map[string]string{}
-		}
-		r.Annotations[k] = v
-	}
-}
+func withCert(c keyPair) routeOpt { return routetest.Cert(c.cert, c.key) }
 
 func ptr[T any](v T) *T { return &v }
-
-// newService returns a Service with one port "http" 80 → 8080.
-func newService(ns, name string) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{
-			{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)},
-		}},
-	}
-}
-
-// newSlice returns an IPv4 EndpointSlice of Service svc with port "http" 8080 and one ready endpoint
-// per address, the pod named after the service and the address.
-func newSlice(ns, svc string, addrs ...string) *discoveryv1.EndpointSlice {
-	s := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: svc + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: ptr("http"), Port: ptr(int32(8080))}},
-	}
-	for _, a := range addrs {
-		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{
-			Addresses:  []string{a},
-			Conditions: discoveryv1.EndpointConditions{Ready: ptr(true)},
-			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Name: svc + "-" + strings.ReplaceAll(a, ".", "-")},
-		})
-	}
-	return s
-}
 
 // keyPair is a serving certificate and its key (PEM).
 type keyPair struct{ cert, key string }
