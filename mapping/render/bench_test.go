@@ -8,7 +8,8 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 )
 
-// BenchmarkRender renders 10k Routes with 10 endpoints each.
+// BenchmarkRender renders 10k Routes with 10 endpoints each: in full, and with a BlockCache when one
+// server changes per render.
 func BenchmarkRender(b *testing.B) {
 	f := newFixture(b)
 	cfg := f.model(b)
@@ -30,11 +31,31 @@ func BenchmarkRender(b *testing.B) {
 	sort.Slice(httpEntries, func(i, j int) bool { return httpEntries[i].Key < httpEntries[j].Key })
 	cfg.Maps = []model.MapFile{{Name: model.MapHTTP, Entries: httpEntries}}
 	opts := Options{Dir: testDir, DefaultCertificatePEM: []byte(f.ca.issue(b, "default.invalid"))}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := Render(cfg, opts); err != nil {
+	b.Run("full", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Render(cfg, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// With a BlockCache, one server weight changing per render (an endpoint update).
+	b.Run("cached", func(b *testing.B) {
+		cached := opts
+		cached.Cache = NewBlockCache()
+		if _, err := Render(cfg, cached); err != nil {
 			b.Fatal(err)
 		}
-	}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			be := &cfg.Backends[i%len(cfg.Backends)]
+			be.Servers = append([]model.Server(nil), be.Servers...)
+			be.Servers[0].Weight = int32(1 + i%256)
+			i++
+			if _, err := Render(cfg, cached); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -24,6 +24,9 @@ type funcs struct {
 	env   func(string) string
 	certs map[string]bool
 	cas   map[string]bool
+	// tmpl is the template being executed (for backendBlock) and cache its optional block cache.
+	tmpl  *template.Template
+	cache *BlockCache
 }
 
 func newFuncs(data *Data, env func(string) string) *funcs {
@@ -57,6 +60,7 @@ func (f *funcs) funcMap() template.FuncMap {
 		"isUnixBind":         isUnixBind,
 		"serverAddress":      serverAddress,
 		"serverLine":         f.serverLine,
+		"backendBlock":       f.backendBlock,
 		"checkInterval":      f.checkInterval,
 		"forwardedHeaders":   f.forwardedHeaders,
 		"allowlistChunks":    allowlistChunks,

@@ -28,6 +28,8 @@
 //	isUnixBind BIND               BIND starts with "unix@"
 //	serverAddress SERVER          "ip:port", IPv6 in brackets
 //	serverLine BACKEND SERVER     the complete server line (all options on it, no default-server)
+//	backendBlock BACKEND          the template's "backend" block executed for BACKEND; with
+//	                              Options.Cache, the text of an unchanged backend is reused
 //	checkInterval BACKEND         the backend's check interval, else the settings' default
 //	forwardedHeaders BACKEND      the backend's forwarded-headers policy, else the settings', else append
 //	allowlistChunks ADDRS         ADDRS in space-separated groups of at most 40 (one ACL line each)
@@ -75,6 +77,9 @@ type Options struct {
 	DefaultCertificatePEM []byte
 	// Env backs the `env` template function of custom templates; nil reads as empty.
 	Env func(string) string
+	// Cache, when set, keeps rendered backend blocks for the next Render with the same cache
+	// (see BlockCache); the files are the same with or without it.
+	Cache *BlockCache
 }
 
 // Render returns the files for cfg, sorted by Path.
@@ -109,7 +114,10 @@ func Render(cfg *model.Config, opts Options) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
-	config, err := tmpl.execute(data, opts.Env)
+	if opts.Cache != nil {
+		opts.Cache.begin(newBlockContext(opts.Template, data))
+	}
+	config, err := tmpl.execute(data, opts.Env, opts.Cache)
 	if err != nil {
 		return nil, fmt.Errorf("render: %s: %w", configFile, err)
 	}
@@ -151,7 +159,7 @@ func ParseTemplate(name, text string) (*Template, error) {
 
 // execute runs the template on data with functions bound to this rendering. The parsed template is
 // cloned, so one Template may be used by concurrent Renders.
-func (t *Template) execute(data *Data, env func(string) string) ([]byte, error) {
+func (t *Template) execute(data *Data, env func(string) string, cache *BlockCache) ([]byte, error) {
 	if t == nil || t.tmpl == nil {
 		return nil, errors.New("template not parsed (use ParseTemplate)")
 	}
@@ -159,10 +167,19 @@ func (t *Template) execute(data *Data, env func(string) string) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("clone template: %w", err)
 	}
-	c.Funcs(newFuncs(data, env).funcMap())
+	f := newFuncs(data, env)
+	f.tmpl = c
+	f.cache = cache
+	c.Funcs(f.funcMap())
 	var buf bytes.Buffer
 	if err := c.Execute(&buf, data); err != nil {
+		if cache != nil {
+			cache.reset()
+		}
 		return nil, err
+	}
+	if cache != nil {
+		cache.finish()
 	}
 	return buf.Bytes(), nil
 }

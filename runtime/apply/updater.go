@@ -25,12 +25,14 @@ import (
 type Updater struct {
 	// Dir is the absolute HAProxy directory the files are written to.
 	Dir string
-	// Render holds the template, default certificate and env; its Dir is set from Dir.
+	// Render holds the template, default certificate and env; its Dir is set from Dir. Without a
+	// Cache, the Updater keeps its own, so each update renders only the backends that changed.
 	Render   render.Options
 	Admin    *socket.Admin
 	Reloader *reload.Reloader
 
 	applied *model.Config
+	cache   *render.BlockCache
 }
 
 // Outcome is what one Update did.
@@ -63,6 +65,12 @@ func (u *Updater) Update(ctx context.Context, desired *model.Config) (Outcome, e
 	next := out.Plan.Next
 	ro := u.Render
 	ro.Dir = u.Dir
+	if ro.Cache == nil {
+		if u.cache == nil {
+			u.cache = render.NewBlockCache()
+		}
+		ro.Cache = u.cache
+	}
 	files, err := render.Render(next, ro)
 	if err != nil {
 		return out, fmt.Errorf("render: %w", err)
