@@ -41,6 +41,26 @@ func (w *Writer) clearDeparted(ctx context.Context, decided map[string]bool) err
 	return errors.Join(errs...)
 }
 
+// seed adds to held every Route, in any namespace and shard, that carries an entry of this router:
+// the informer that feeds Apply may not list a Route that left the router's selection while it was
+// down.
+func (w *Writer) seed(ctx context.Context) error {
+	list, err := w.client.RouteV1().Routes(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("route status: list routes for stale entries: %w", err)
+	}
+	for i := range list.Items {
+		r := &list.Items[i]
+		for _, in := range r.Status.Ingress {
+			if in.RouterName == w.routerName {
+				w.held[r.Namespace+"/"+r.Name] = true
+				break
+			}
+		}
+	}
+	return nil
+}
+
 // clearOne removes this router's entries from Route ns/name, re-reading it after a conflict.
 func (w *Writer) clearOne(ctx context.Context, ns, name string) error {
 	routes := w.client.RouteV1().Routes(ns)

@@ -103,3 +103,34 @@ func TestApplyRetriesFailedClear(t *testing.T) {
 		t.Error("entry still there after the retry")
 	}
 }
+
+// TestFirstApplyClearsEntriesLeftWhileDown: a Route that left this router's selection while the
+// router was down still carries its entry; the first Apply finds it in a list of every Route and
+// removes the entry (other routers' entries stay), and later Applies do not list again.
+func TestFirstApplyClearsEntriesLeftWhileDown(t *testing.T) {
+	stale := route("other-shard", "old", "old.example.com")
+	stale.Status.Ingress = []routev1.RouteIngress{
+		{Host: "old.example.com", RouterName: routerName},
+		{Host: "old.example.com", RouterName: "sharded"},
+	}
+	served := route("ns", "a", "a.example.com")
+	w, client, _ := newWriter(t, stale, served)
+	ctx := context.Background()
+	view := []*routev1.Route{get(t, client, "ns", "a")}
+	if err := w.Apply(ctx, view, admitAll("a"), nil); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	r := get(t, client, "other-shard", "old")
+	if len(own(r)) != 0 || len(r.Status.Ingress) != 1 || r.Status.Ingress[0].RouterName != "sharded" {
+		t.Errorf("stale route ingress %+v, want only the other router's entry", r.Status.Ingress)
+	}
+	client.ClearActions()
+	if err := w.Apply(ctx, view, admitAll("a"), nil); err != nil {
+		t.Fatalf("second Apply: %v", err)
+	}
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "list" {
+			t.Errorf("the second Apply listed Routes again: %v", a)
+		}
+	}
+}

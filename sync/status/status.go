@@ -42,6 +42,9 @@ type Writer struct {
 	// held are the Routes ("ns/name") this router has, or last found, an entry on: when one leaves
 	// the router's view, its entry is removed (clear.go).
 	held map[string]bool
+	// seeded is set once held has been filled from a list of every Route (the first Apply), so that
+	// entries left on Routes that departed while the router was down are found too.
+	seeded bool
 }
 
 // NewWriter returns a Writer that signs its entries with routerName and, when canonicalHostname is
@@ -92,6 +95,13 @@ func (w *Writer) Apply(ctx context.Context, routes []*routev1.Route, cfg *model.
 	})
 
 	var errs []error
+	if !w.seeded {
+		if err := w.seed(ctx); err != nil {
+			errs = append(errs, err)
+		} else {
+			w.seeded = true
+		}
+	}
 	decided := map[string]bool{}
 	for _, r := range sorted {
 		key := r.Namespace + "/" + r.Name
