@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/routetest"
 )
 
 // PortName is the name of the one port of every Service and EndpointSlice the builder makes; Routes
@@ -121,19 +122,10 @@ func Insecure(policy string) RouteOption {
 }
 
 // Wildcard sets wildcardPolicy Subdomain.
-func Wildcard() RouteOption {
-	return func(r *routev1.Route) { r.Spec.WildcardPolicy = routev1.WildcardPolicySubdomain }
-}
+func Wildcard() RouteOption { return RouteOption(routetest.Wildcard()) }
 
 // Annotate sets an annotation.
-func Annotate(key, value string) RouteOption {
-	return func(r *routev1.Route) {
-		if r.Annotations == nil {
-			r.Annotations = map[string]string{}
-		}
-		r.Annotations[key] = value
-	}
-}
+func Annotate(key, value string) RouteOption { return RouteOption(routetest.Annotation(key, value)) }
 
 // Service adds Service ns/name with one named port and, per backend, an EndpointSlice with one ready
 // endpoint (backends listen on different ports, and a slice has one port list). Without backends the

@@ -76,19 +76,32 @@ func (w *Writer) clearOne(ctx context.Context, ns, name string) error {
 		if !changed {
 			return nil
 		}
-		_, err = routes.UpdateStatus(ctx, next, metav1.UpdateOptions{})
-		switch {
-		case err == nil:
+		written, done, err := w.write(ctx, next, attempt)
+		if written {
 			w.log.Info("route status entry removed: this router no longer selects the route", "route", ns+"/"+name)
-			return nil
-		case apierrors.IsNotFound(err):
-			return nil
-		case !apierrors.IsConflict(err):
-			return fmt.Errorf("update status: %w", err)
-		case attempt >= w.maxAttempts:
-			return fmt.Errorf("update status: still conflicting after %d attempts: %w", attempt, err)
+		}
+		if done || err != nil {
+			return err
 		}
 	}
+}
+
+// write sends an UpdateStatus for next, the attempt-th for its Route. written: the API took it;
+// done: nothing more to do (written, or the Route is gone); otherwise, without an error, it met a
+// conflict and may be tried again on a fresh copy.
+func (w *Writer) write(ctx context.Context, next *routev1.Route, attempt int) (written, done bool, err error) {
+	_, err = w.client.RouteV1().Routes(next.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	switch {
+	case err == nil:
+		return true, true, nil
+	case apierrors.IsNotFound(err):
+		return false, true, nil
+	case !apierrors.IsConflict(err):
+		return false, true, fmt.Errorf("update status: %w", err)
+	case attempt >= w.maxAttempts:
+		return false, true, fmt.Errorf("update status: still conflicting after %d attempts: %w", attempt, err)
+	}
+	return false, false, nil
 }
 
 // withoutOwn returns a copy of r without this router's entries, or false when it has none.

@@ -155,18 +155,13 @@ func (w *Writer) applyOne(ctx context.Context, snapshot *routev1.Route, res resu
 		if !changed {
 			return nil
 		}
-		_, err := routes.UpdateStatus(ctx, next, metav1.UpdateOptions{})
-		switch {
-		case err == nil:
+		written, done, err := w.write(ctx, next, attempt)
+		if written {
 			w.log.Info("route status updated", "route", snapshot.Namespace+"/"+snapshot.Name,
 				"admitted", res.admitted, "reason", res.reason)
-			return nil
-		case apierrors.IsNotFound(err):
-			return nil
-		case !apierrors.IsConflict(err):
-			return fmt.Errorf("update status: %w", err)
-		case attempt >= w.maxAttempts:
-			return fmt.Errorf("update status: still conflicting after %d attempts: %w", attempt, err)
+		}
+		if done || err != nil {
+			return err
 		}
 
 		fresh, err := routes.Get(ctx, snapshot.Name, metav1.GetOptions{})
