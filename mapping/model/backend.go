@@ -152,31 +152,3 @@ type Server struct {
 	// sent as SNI: "<service>.<namespace>.svc".
 	VerifyHost string `json:"verifyHost,omitempty" yaml:"verifyHost,omitempty"`
 }
-
-// Clone returns a deep copy of b: no pointer or slice is shared with b.
-func (b Backend) Clone() Backend {
-	c := b
-	if b.Cookie != nil {
-		v := *b.Cookie
-		c.Cookie = &v
-	}
-	if b.RateLimit != nil {
-		v := *b.RateLimit
-		c.RateLimit = &v
-	}
-	if b.Rewrite != nil {
-		v := *b.Rewrite
-		c.Rewrite = &v
-	}
-	if b.TLS != nil {
-		v := *b.TLS
-		c.TLS = &v
-	}
-	if b.Allowlist != nil {
-		c.Allowlist = append([]string(nil), b.Allowlist...)
-	}
-	if b.Servers != nil {
-		c.Servers = append([]Server(nil), b.Servers...)
-	}
-	return c
-}

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestBackendCloneCoversEveryReference fails when Backend (or a struct it points to) gains a field
-// that Clone would share: every pointer and slice field must be in the list Clone handles.
-func TestBackendCloneCoversEveryReference(t *testing.T) {
+// TestCloneCoversEveryReference fails when Config (or a struct it holds or points to) gains a field
+// that the Clone methods would share: every pointer and slice field must be in the list they handle.
+func TestCloneCoversEveryReference(t *testing.T) {
 	var refs []string
 	var walk func(prefix string, typ reflect.Type)
 	walk = func(prefix string, typ reflect.Type) {
@@ -28,11 +28,13 @@ func TestBackendCloneCoversEveryReference(t *testing.T) {
 			}
 		}
 	}
-	walk("", reflect.TypeOf(Backend{}))
+	walk("", reflect.TypeOf(Config{}))
 	sort.Strings(refs)
-	want := []string{"Allowlist", "Cookie", "RateLimit", "Rewrite", "Servers", "TLS"}
+	want := []string{"Backends", "Backends[].Allowlist", "Backends[].Cookie", "Backends[].RateLimit", "Backends[].Rewrite",
+		"Backends[].Servers", "Backends[].TLS", "CAFiles", "Certificates", "Certificates[].SNI", "Frontends", "Maps",
+		"Maps[].Entries", "Routes"}
 	if !reflect.DeepEqual(refs, want) {
-		t.Fatalf("Backend's reference fields are %v; Clone handles %v: update Clone and this list", refs, want)
+		t.Fatalf("Config's reference fields are %v; Clone handles %v: update Clone and this list", refs, want)
 	}
 }
 
@@ -53,5 +55,27 @@ func TestBackendClone(t *testing.T) {
 	}
 	if z := (Backend{}).Clone(); !reflect.DeepEqual(z, Backend{}) {
 		t.Fatalf("clone of the zero backend: %+v", z)
+	}
+}
+
+func TestConfigClone(t *testing.T) {
+	c := &Config{
+		Frontends:    []Frontend{{Name: "public"}},
+		Maps:         []MapFile{{Name: "m", Entries: []MapEntry{{Key: "k", Value: "v"}}}},
+		Backends:     []Backend{{Name: "be", Cookie: &Cookie{Name: "c"}, Servers: []Server{{Name: "s"}}}},
+		Certificates: []Certificate{{Name: "crt", SNI: []string{"a.example.com"}}},
+		CAFiles:      []CAFile{{Name: "ca", PEM: "P"}},
+		Routes:       []RouteInfo{{Namespace: "ns", Name: "r"}},
+	}
+	d := c.Clone()
+	if !reflect.DeepEqual(c, d) {
+		t.Fatalf("clone differs: %+v", d)
+	}
+	d.Frontends[0].Name, d.Maps[0].Entries[0].Value, d.Backends[0].Cookie.Name = "x", "x", "x"
+	d.Backends[0].Servers[0].Name, d.Certificates[0].SNI[0], d.CAFiles[0].PEM, d.Routes[0].Name = "x", "x", "x", "x"
+	if c.Frontends[0].Name != "public" || c.Maps[0].Entries[0].Value != "v" || c.Backends[0].Cookie.Name != "c" ||
+		c.Backends[0].Servers[0].Name != "s" || c.Certificates[0].SNI[0] != "a.example.com" || c.CAFiles[0].PEM != "P" ||
+		c.Routes[0].Name != "r" {
+		t.Fatalf("changing the clone changed the original: %+v", c)
 	}
 }

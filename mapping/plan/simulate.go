@@ -62,7 +62,7 @@ type simState struct {
 
 func newSimState(applied *model.Config) *simState {
 	s := &simState{
-		cfg:      deepCopy(applied),
+		cfg:      applied.Clone(),
 		store:    map[string]string{},
 		list:     map[string]crtLine{},
 		cas:      map[string]string{},
@@ -84,29 +84,6 @@ func newSimState(applied *model.Config) *simState {
 		}
 	}
 	return s
-}
-
-// deepCopy copies everything Simulate changes (options are shared: they are never changed).
-func deepCopy(c *model.Config) *model.Config {
-	out := *c
-	out.Frontends = slices.Clone(c.Frontends)
-	out.Backends = make([]model.Backend, len(c.Backends))
-	for i, b := range c.Backends {
-		b.Servers = slices.Clone(b.Servers)
-		out.Backends[i] = b
-	}
-	out.Maps = make([]model.MapFile, len(c.Maps))
-	for i, m := range c.Maps {
-		out.Maps[i] = model.MapFile{Name: m.Name, Entries: slices.Clone(m.Entries)}
-	}
-	out.Certificates = make([]model.Certificate, len(c.Certificates))
-	for i, crt := range c.Certificates {
-		crt.SNI = slices.Clone(crt.SNI)
-		out.Certificates[i] = crt
-	}
-	out.CAFiles = slices.Clone(c.CAFiles)
-	out.Routes = slices.Clone(c.Routes)
-	return &out
 }
 
 // server returns the backend and the index of the server in it (-1 when absent).

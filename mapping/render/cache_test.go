@@ -86,7 +86,7 @@ func TestBlockCacheGivesTheSameFiles(t *testing.T) {
 	}
 
 	for step := range steps {
-		next := cloneConfig(cfg)
+		next := cfg.Clone()
 		m := mutations[rng.IntN(len(mutations))]
 		if !m.do(next) {
 			continue
@@ -131,12 +131,12 @@ func TestBlockCacheAfterFailure(t *testing.T) {
 	if _, err := Render(cfg, cached); err != nil {
 		t.Fatalf("Render: %v", err)
 	}
-	bad := cloneConfig(cfg)
+	bad := cfg.Clone()
 	bad.Backends[0].Servers[0].State = "weird"
 	if _, err := Render(bad, cached); err == nil {
 		t.Fatal("Render of a server state HAProxy cannot express: no error")
 	}
-	next := cloneConfig(cfg)
+	next := cfg.Clone()
 	next.Backends[0].Servers[0].Weight = 7
 	want, err := Render(next, opts)
 	if err != nil {
@@ -159,14 +159,4 @@ func sortServers(b *model.Backend) {
 			b.Servers[j], b.Servers[j-1] = b.Servers[j-1], b.Servers[j]
 		}
 	}
-}
-
-// cloneConfig copies what the mutations change (backends and settings); the rest is shared.
-func cloneConfig(c *model.Config) *model.Config {
-	n := *c
-	n.Backends = make([]model.Backend, len(c.Backends))
-	for i, b := range c.Backends {
-		n.Backends[i] = b.Clone()
-	}
-	return &n
 }

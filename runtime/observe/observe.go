@@ -35,7 +35,7 @@ func Observe(ctx context.Context, r socket.Runner, applied *model.Config, paths 
 	if applied == nil {
 		return nil, errors.New("observe: nil applied config")
 	}
-	obs := cloneConfig(applied)
+	obs := applied.Clone()
 	if err := observeServers(ctx, r, obs); err != nil {
 		return nil, fmt.Errorf("observe: %w", err)
 	}
