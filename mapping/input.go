@@ -51,3 +51,24 @@ const (
 	// ReasonCertificateNotServed (a warning): an older Route on the same host supplies the certificate.
 	ReasonCertificateNotServed = "CertificateNotServed"
 )
+
+// DeepCopy returns a copy of in that shares no object with it.
+func (in Input) DeepCopy() Input {
+	var out Input
+	for _, r := range in.Routes {
+		out.Routes = append(out.Routes, r.DeepCopy())
+	}
+	for _, s := range in.Services {
+		out.Services = append(out.Services, s.DeepCopy())
+	}
+	for _, s := range in.EndpointSlices {
+		out.EndpointSlices = append(out.EndpointSlices, s.DeepCopy())
+	}
+	for _, n := range in.Namespaces {
+		out.Namespaces = append(out.Namespaces, n.DeepCopy())
+	}
+	for _, s := range in.Secrets {
+		out.Secrets = append(out.Secrets, s.DeepCopy())
+	}
+	return out
+}

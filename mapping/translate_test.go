@@ -161,22 +161,7 @@ func TestMixedInputOutcome(t *testing.T) {
 // TestInputNotMutated: Translate leaves every input object as it found it.
 func TestInputNotMutated(t *testing.T) {
 	in := mixedInput(t)
-	before := Input{}
-	for _, r := range in.Routes {
-		before.Routes = append(before.Routes, r.DeepCopy())
-	}
-	for _, s := range in.Services {
-		before.Services = append(before.Services, s.DeepCopy())
-	}
-	for _, s := range in.EndpointSlices {
-		before.EndpointSlices = append(before.EndpointSlices, s.DeepCopy())
-	}
-	for _, n := range in.Namespaces {
-		before.Namespaces = append(before.Namespaces, n.DeepCopy())
-	}
-	for _, s := range in.Secrets {
-		before.Secrets = append(before.Secrets, s.DeepCopy())
-	}
+	before := in.DeepCopy()
 	routes := append([]*routev1.Route(nil), in.Routes...)
 	opts := testOptions()
 	opts.AllowWildcardRoutes = true

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/haroute/haroute/e2e/testbed"
 )
 
 // examplesDir is the repository's examples folder.
@@ -89,10 +91,10 @@ func TestRenderExamples(t *testing.T) {
 	if !bytes.Contains(first["conf/haproxy.cfg"], []byte(filepath.Join(out, "conf", "os_http_be.map"))) {
 		t.Error("haproxy.cfg does not refer to its maps by absolute path")
 	}
-	if got := mode(t, filepath.Join(out, "conf", "default_pub_keys.pem")); got != 0o600 {
+	if got := testbed.FileMode(t, filepath.Join(out, "conf", "default_pub_keys.pem")); got != 0o600 {
 		t.Errorf("default certificate mode %v, want 0600", got)
 	}
-	if got := mode(t, cfgPath); got != 0o644 {
+	if got := testbed.FileMode(t, cfgPath); got != 0o644 {
 		t.Errorf("haproxy.cfg mode %v, want 0644", got)
 	}
 
@@ -126,7 +128,7 @@ func TestRenderReportsDisallowedWildcardAndFlags(t *testing.T) {
 	if !strings.Contains(r.stderr, "route demo/wildcard rejected: ") || !strings.Contains(r.stdout, "9 routes admitted, 2 rejected;") {
 		t.Errorf("wildcard Route not rejected by default; stdout %q stderr:\n%s", r.stdout, r.stderr)
 	}
-	cfg := readFile(t, filepath.Join(out, "conf", "haproxy.cfg"))
+	cfg := testbed.ReadFile(t, filepath.Join(out, "conf", "haproxy.cfg"))
 	if !strings.Contains(cfg, "127.0.0.1:18080") || !strings.Contains(cfg, "127.0.0.1:28443") || strings.Contains(cfg, "18443") {
 		t.Errorf("environment port and flag overrides not in haproxy.cfg:\n%s", cfg)
 	}
@@ -144,12 +146,12 @@ func TestRenderWithCustomTemplate(t *testing.T) {
 
 	// From TEMPLATE_FILE, with env reading the process environment.
 	renderExamples(t, map[string]string{"TEMPLATE_FILE": tmplPath, "GREETING": "hello"}, out)
-	if got, want := readFile(t, cfgPath), "# custom "+cfgPath+" hello 9\n"; got != want {
+	if got, want := testbed.ReadFile(t, cfgPath), "# custom "+cfgPath+" hello 9\n"; got != want {
 		t.Errorf("haproxy.cfg = %q, want %q", got, want)
 	}
 	// The flag overrides TEMPLATE_FILE.
 	renderExamples(t, map[string]string{"TEMPLATE_FILE": filepath.Join(dir, "missing")}, out, "--template", tmplPath)
-	if got, want := readFile(t, cfgPath), "# custom "+cfgPath+" none 9\n"; got != want {
+	if got, want := testbed.ReadFile(t, cfgPath), "# custom "+cfgPath+" none 9\n"; got != want {
 		t.Errorf("haproxy.cfg = %q, want %q", got, want)
 	}
 }
@@ -166,7 +168,7 @@ func TestRenderWithDefaultCertificateFlag(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	renderExamples(t, wildcardEnv, out, "--default-certificate", certPath)
-	if got := readFile(t, filepath.Join(out, "conf", "default_pub_keys.pem")); got != string(pemData) {
+	if got := testbed.ReadFile(t, filepath.Join(out, "conf", "default_pub_keys.pem")); got != string(pemData) {
 		t.Errorf("default certificate not the one given:\n%s", got)
 	}
 }

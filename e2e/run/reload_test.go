@@ -37,7 +37,7 @@ func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 		t.Errorf("reload counter went from %d to %d, want exactly one reload", before, got)
 	}
 	r.waitAnswer("bal.e2e.test", http.StatusOK, web.Name)
-	cfg := readFile(t, r.haproxyDir+"/conf/haproxy.cfg")
+	cfg := testbed.ReadFile(t, r.haproxyDir+"/conf/haproxy.cfg")
 	if !containsLine(cfg, "balance leastconn") {
 		t.Errorf("the rendered config has no `balance leastconn` line")
 	}

@@ -2,21 +2,11 @@ package run
 
 import (
 	"context"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // containsLine reports whether text has a line that is want once trimmed.
 func containsLine(text, want string) bool {

@@ -93,3 +93,23 @@ func CleanEnv() []string {
 	}
 	return env
 }
+
+// ReadFile returns the content of path, failing the test when it cannot be read.
+func ReadFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("testbed: %v", err)
+	}
+	return string(b)
+}
+
+// FileMode returns the permission bits of path, failing the test when it cannot be read.
+func FileMode(t testing.TB, path string) os.FileMode {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatalf("testbed: %v", err)
+	}
+	return st.Mode().Perm()
+}

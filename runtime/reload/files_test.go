@@ -7,26 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping/render"
 )
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func mode(t *testing.T, path string) fs.FileMode {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Mode().Perm()
-}
 
 func TestWriteFiles(t *testing.T) {
 	out := t.TempDir()
@@ -59,7 +42,7 @@ func TestWriteFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if got := readFile(t, filepath.Join(out, f.Path)); got != string(f.Data) {
+		if got := testbed.ReadFile(t, filepath.Join(out, f.Path)); got != string(f.Data) {
 			t.Errorf("%s = %q, want %q", f.Path, got, f.Data)
 		}
 	}
@@ -69,7 +52,7 @@ func TestWriteFiles(t *testing.T) {
 		"run": 0o755, "conf": 0o755, "router/certs": 0o755,
 	}
 	for rel, want := range wantModes {
-		if got := mode(t, filepath.Join(out, rel)); got != want {
+		if got := testbed.FileMode(t, filepath.Join(out, rel)); got != want {
 			t.Errorf("%s: mode %v, want %v", rel, got, want)
 		}
 	}
@@ -101,10 +84,10 @@ func TestWriteFiles(t *testing.T) {
 	if err := WriteFiles(out, files); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, filepath.Join(out, "conf/os_http_be.map")); got != "b/ be_http:ns:b\n" {
+	if got := testbed.ReadFile(t, filepath.Join(out, "conf/os_http_be.map")); got != "b/ be_http:ns:b\n" {
 		t.Errorf("map not rewritten: %q", got)
 	}
-	if got := mode(t, filepath.Join(out, "conf/haproxy.cfg")); got != 0o644 {
+	if got := testbed.FileMode(t, filepath.Join(out, "conf/haproxy.cfg")); got != 0o644 {
 		t.Errorf("haproxy.cfg mode %v after rewrite, want 0644", got)
 	}
 }

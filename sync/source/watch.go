@@ -89,7 +89,7 @@ func (f *Folder) HasSynced() bool { return f.synced.Load() }
 func (f *Folder) Snapshot() (mapping.Input, []FileError) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return copyInput(f.in), slices.Clone(f.errs)
+	return f.in.DeepCopy(), slices.Clone(f.errs)
 }
 
 // Run scans the folder, then watches it and re-scans it (after a short debounce) on every file system
@@ -441,25 +441,4 @@ func appendInput(in *mapping.Input, part mapping.Input) {
 	in.EndpointSlices = append(in.EndpointSlices, part.EndpointSlices...)
 	in.Namespaces = append(in.Namespaces, part.Namespaces...)
 	in.Secrets = append(in.Secrets, part.Secrets...)
-}
-
-// copyInput deep-copies in, so that a Snapshot never shares objects with the watcher or another caller.
-func copyInput(in mapping.Input) mapping.Input {
-	var out mapping.Input
-	for _, r := range in.Routes {
-		out.Routes = append(out.Routes, r.DeepCopy())
-	}
-	for _, s := range in.Services {
-		out.Services = append(out.Services, s.DeepCopy())
-	}
-	for _, s := range in.EndpointSlices {
-		out.EndpointSlices = append(out.EndpointSlices, s.DeepCopy())
-	}
-	for _, n := range in.Namespaces {
-		out.Namespaces = append(out.Namespaces, n.DeepCopy())
-	}
-	for _, s := range in.Secrets {
-		out.Secrets = append(out.Secrets, s.DeepCopy())
-	}
-	return out
 }
