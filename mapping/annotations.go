@@ -147,7 +147,7 @@ func parseAnnotations(a *admission, ann map[string]string, opts Options) (backen
 	if len(a.services) > 1 {
 		def = "roundrobin"
 	}
-	o.balance = p.oneOf(AnnotationBalance, def, "roundrobin", "leastconn", "source", "random")
+	o.balance = p.oneOf(AnnotationBalance, def, model.BalanceAlgorithms()...)
 	o.timeoutServer = p.timeout(AnnotationTimeout, "")
 	o.timeoutTunnel = p.timeout(AnnotationTimeoutTunnel, "")
 	o.checkInterval = p.timeout(AnnotationHealthCheckInterval, opts.CheckInterval)
@@ -156,7 +156,7 @@ func parseAnnotations(a *admission, ann map[string]string, opts Options) (backen
 	o.serverMaxConn = p.positive(AnnotationPodConcurrentConns)
 	if !passthrough {
 		o.cookie = p.cookie(a)
-		o.forwardedHeaders = p.oneOf(AnnotationForwardedHeaders, opts.ForwardedHeaders, "append", "replace", "never", "if-none")
+		o.forwardedHeaders = p.oneOf(AnnotationForwardedHeaders, opts.ForwardedHeaders, model.ForwardedPolicies()...)
 		o.rewrite = p.rewrite(a.path)
 	}
 	if a.terminated() {

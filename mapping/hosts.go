@@ -6,6 +6,8 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/haroute/haroute/mapping/model"
 )
 
 // maxPathLength bounds spec.path; longer paths are rejected rather than truncated.
@@ -38,7 +40,7 @@ func routeHost(r *routev1.Route, opts Options) (hostSpec, *rejection) {
 		if msg := hostError(host); msg != "" {
 			return hostSpec{}, reject(ReasonInvalidHost, fmt.Sprintf("host %s %s", quoteShort(host), msg))
 		}
-		hs = hostSpec{host: host, domain: parentDomain(host)}
+		hs = hostSpec{host: host, domain: model.ParentDomain(host)}
 	case routev1.WildcardPolicySubdomain:
 		var domain string
 		if rest, ok := strings.CutPrefix(host, "*."); ok {
@@ -47,7 +49,7 @@ func routeHost(r *routev1.Route, opts Options) (hostSpec, *rejection) {
 			if msg := hostError(host); msg != "" {
 				return hostSpec{}, reject(ReasonInvalidHost, fmt.Sprintf("host %s %s", quoteShort(host), msg))
 			}
-			domain = parentDomain(host)
+			domain = model.ParentDomain(host)
 		}
 		if strings.Contains(domain, "*") {
 			return hostSpec{}, reject(ReasonInvalidHost, fmt.Sprintf("host %s: '*' is only allowed as the first label", quoteShort(host)))
@@ -88,14 +90,6 @@ func hostError(host string) string {
 		if len(label) > validation.DNS1123LabelMaxLength {
 			return fmt.Sprintf("has a label longer than %d characters", validation.DNS1123LabelMaxLength)
 		}
-	}
-	return ""
-}
-
-// parentDomain returns host without its first label, or "" for a single-label host.
-func parentDomain(host string) string {
-	if i := strings.IndexByte(host, '.'); i >= 0 {
-		return host[i+1:]
 	}
 	return ""
 }

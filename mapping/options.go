@@ -3,6 +3,7 @@ package mapping
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -186,19 +187,13 @@ func FromEnv(getenv func(string) string) (Options, error) {
 // Validate checks the option values that Translate would otherwise have to second-guess.
 func (o Options) Validate() error {
 	var errs []error
-	switch o.LoadBalanceAlgorithm {
-	case "roundrobin", "leastconn", "random", "source":
-	default:
+	if !slices.Contains(model.BalanceAlgorithms(), o.LoadBalanceAlgorithm) {
 		errs = append(errs, fmt.Errorf("load balance algorithm %q: want roundrobin, leastconn, random or source", o.LoadBalanceAlgorithm))
 	}
-	switch o.TCPBalanceScheme {
-	case "roundrobin", "leastconn", "random", "source":
-	default:
+	if !slices.Contains(model.BalanceAlgorithms(), o.TCPBalanceScheme) {
 		errs = append(errs, fmt.Errorf("TCP balance scheme %q: want roundrobin, leastconn, random or source", o.TCPBalanceScheme))
 	}
-	switch o.ForwardedHeaders {
-	case "append", "replace", "never", "if-none":
-	default:
+	if !slices.Contains(model.ForwardedPolicies(), o.ForwardedHeaders) {
 		errs = append(errs, fmt.Errorf("forwarded headers policy %q: want append, replace, never or if-none", o.ForwardedHeaders))
 	}
 	if o.HTTPPort < 0 || o.HTTPPort > 65535 || o.HTTPSPort < 0 || o.HTTPSPort > 65535 {

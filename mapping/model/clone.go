@@ -2,22 +2,22 @@ package model
 
 import "slices"
 
-// Clone returns a deep copy of c: no pointer or slice is shared with c.
+// Clone returns a deep copy of c: no pointer or slice is shared with c, and nil slices stay nil
+// (so reflect.DeepEqual(c, c.Clone()) holds).
 func (c *Config) Clone() *Config {
 	out := *c
 	out.Frontends = slices.Clone(c.Frontends)
-	out.Maps = make([]MapFile, len(c.Maps))
-	for i, m := range c.Maps {
-		out.Maps[i] = MapFile{Name: m.Name, Entries: slices.Clone(m.Entries)}
+	out.Maps = slices.Clone(c.Maps)
+	for i := range out.Maps {
+		out.Maps[i].Entries = slices.Clone(out.Maps[i].Entries)
 	}
-	out.Backends = make([]Backend, len(c.Backends))
-	for i := range c.Backends {
-		out.Backends[i] = c.Backends[i].Clone()
+	out.Backends = slices.Clone(c.Backends)
+	for i := range out.Backends {
+		out.Backends[i] = out.Backends[i].Clone()
 	}
-	out.Certificates = make([]Certificate, len(c.Certificates))
-	for i, crt := range c.Certificates {
-		crt.SNI = slices.Clone(crt.SNI)
-		out.Certificates[i] = crt
+	out.Certificates = slices.Clone(c.Certificates)
+	for i := range out.Certificates {
+		out.Certificates[i].SNI = slices.Clone(out.Certificates[i].SNI)
 	}
 	out.CAFiles = slices.Clone(c.CAFiles)
 	out.Routes = slices.Clone(c.Routes)

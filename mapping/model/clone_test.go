@@ -79,3 +79,10 @@ func TestConfigClone(t *testing.T) {
 		t.Fatalf("changing the clone changed the original: %+v", c)
 	}
 }
+
+func TestCloneKeepsNil(t *testing.T) {
+	c := &Config{Backends: []Backend{{Name: "be"}}}
+	if d := c.Clone(); !reflect.DeepEqual(c, d) {
+		t.Fatalf("clone of a config with nil slices differs: %+v", d)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -103,9 +104,7 @@ func (b *Backend) validate() error {
 	if b.Mode != ModeHTTP && b.Mode != ModeTCP {
 		add("invalid mode %q", b.Mode)
 	}
-	switch b.Balance {
-	case "roundrobin", "leastconn", "random", "source":
-	default:
+	if !slices.Contains(BalanceAlgorithms(), b.Balance) {
 		add("balance %q does not accept runtime servers", b.Balance)
 	}
 	for i, s := range b.Servers {

@@ -146,11 +146,12 @@ func matchBackends(applied, desired *model.Config) matching {
 			// there (deletions HAProxy deferred while connections were attached) get removed again.
 			n.Servers = []model.Server{}
 		case a.Spare:
-			n.Route, n.TLS, n.Servers = "", unclaimedTLS(a.Kind), []model.Server{}
+			// A released spare: no TLS settings (a backend without servers needs no CA file).
+			n.Route, n.TLS, n.Servers = "", nil, []model.Server{}
 		default:
 			n.Route, n.Retired, n.Servers = "", true, []model.Server{}
 			if a.Kind == model.KindReencrypt {
-				n.TLS = unclaimedTLS(a.Kind)
+				n.TLS = nil // its Route's CA file may go; without servers it needs none
 			}
 		}
 		if n.Servers == nil {

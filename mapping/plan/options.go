@@ -10,8 +10,8 @@ import (
 // optionDiff returns the names of the backend options in which a and b differ: every Backend field
 // except Name, Route, Spare, Retired and Servers. A cookie name or key that equals the default of its
 // own backend's name (model.DefaultCookieName / DefaultCookieKey) counts as "default", so a default
-// cookie matches a default cookie under another backend name. TLS settings compare by CA file name.
-// The result is empty when the options are the same.
+// cookie matches a default cookie under another backend name. TLS settings compare by value (the CA
+// file name). The result is empty when the options are the same.
 func optionDiff(a, b *model.Backend) []string {
 	var out []string
 	diff := func(name string, differs bool) {
@@ -32,7 +32,7 @@ func optionDiff(a, b *model.Backend) []string {
 	diff("hsts", a.HSTS != b.HSTS)
 	diff("rewrite", !equalPtr(a.Rewrite, b.Rewrite))
 	diff("serverMaxConn", a.ServerMaxConn != b.ServerMaxConn)
-	diff("tls", caFileOf(a) != caFileOf(b) || (a.TLS == nil) != (b.TLS == nil))
+	diff("tls", !equalPtr(a.TLS, b.TLS))
 	return out
 }
 
@@ -67,14 +67,6 @@ func cookieWord(v, def string) string {
 		return "\x00default"
 	}
 	return v
-}
-
-// caFileOf returns the CA file name of a backend's TLS settings, "" without TLS.
-func caFileOf(b *model.Backend) string {
-	if b.TLS == nil {
-		return ""
-	}
-	return b.TLS.CAFile
 }
 
 // spareFit says whether a new desired backend d can be served by a spare: nil when it can, else the

@@ -57,15 +57,10 @@ func spareTemplate(s *model.Settings, k model.BackendKind, balance, name string)
 	return b
 }
 
-// unclaimedTLS returns the TLS settings of a backend without a Route: none. A reencrypt backend's CA
-// file is used only by its server lines, and such a backend has no servers (render accepts it).
-func unclaimedTLS(model.BackendKind) *model.BackendTLS { return nil }
-
 // freeSpare returns spare number i of the kind and balance, unclaimed and without servers.
 func freeSpare(s *model.Settings, k model.BackendKind, balance string, i int) model.Backend {
 	b := spareTemplate(s, k, balance, model.SpareBackendName(k, balance, i))
 	b.Spare = true
-	b.TLS = unclaimedTLS(k)
 	b.Servers = []model.Server{}
 	return b
 }

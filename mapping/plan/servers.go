@@ -3,9 +3,10 @@ package plan
 import "github.com/haroute/haroute/mapping/model"
 
 // serversOps returns the server operations between two backend lists of the same names (Diff steps 3
-// and 5): early holds, backend by backend in name order, the adds, weight and state changes, dynamic
-// cookie enables (before the new servers are set ready) and removals of backends that keep or gain a Route; late holds the removals of
-// backends without a Route in to (released spares, retired backends), to run after the map deletes.
+// and 5): early holds, backend by backend in name order, the adds (with their health checks), the
+// states of the new servers, weight and state changes, and the removals of backends that keep or gain
+// a Route; late holds the removals of backends without a Route in to (released spares, retired
+// backends), to run after the map deletes.
 func serversOps(from, to []model.Backend) (early, late []Op) {
 	for i := range to {
 		e, l := backendServerOps(&from[i], &to[i])

@@ -72,7 +72,7 @@ func TestSimulateRefuses(t *testing.T) {
 		"duplicate replace key":     {[]plan.Op{plan.ReplaceMap{Map: model.MapHTTP, Entries: []model.MapEntry{{Key: "k", Value: "1"}, {Key: "k", Value: "2"}}}}, "duplicate key"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			before := deepCopyConfig(t, a)
+			before := a.Clone()
 			_, err := plan.Simulate(a, tc.ops)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Simulate error %v, want %q", err, tc.want)

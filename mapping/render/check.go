@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
@@ -148,8 +149,7 @@ func checkSettings(s *model.Settings) error {
 }
 
 func checkForwarded(policy string) error {
-	switch policy {
-	case "append", "replace", "never", "if-none":
+	if slices.Contains(model.ForwardedPolicies(), policy) {
 		return nil
 	}
 	return fmt.Errorf("forwarded headers policy %q: want append, replace, never or if-none", policy)

@@ -111,22 +111,13 @@ func matchValues(s string, values ...string) bool {
 	return false
 }
 
-// domainOf returns host without its first label ("" when host has a single label).
-func domainOf(host string) string {
-	_, domain, ok := strings.Cut(host, ".")
-	if !ok {
-		return ""
-	}
-	return domain
-}
-
 // generateRouteRegexp returns OpenShift's regular expression for a Route: host (any single label in
 // place of the first one when wildcard), an optional trailing dot and port, then the path and its
 // sub-paths at a segment boundary (a path ending in "/" is a plain prefix; "" and "/" match everything).
 func generateRouteRegexp(host, routePath string, wildcard bool) string {
 	hostRE := regexp.QuoteMeta(host)
 	if wildcard {
-		if domain := domainOf(host); domain != "" {
+		if domain := model.ParentDomain(host); domain != "" {
 			hostRE = `[^\.]*\.` + regexp.QuoteMeta(domain)
 		}
 	}
@@ -145,7 +136,7 @@ func generateRouteRegexp(host, routePath string, wildcard bool) string {
 // genSubdomainWildcardRegexp returns a regular expression matching host+path for any single label in
 // place of host's first label; with exactPath only path itself, else also its sub-paths.
 func genSubdomainWildcardRegexp(host, routePath string, exactPath bool) string {
-	expr := `^[^\.]*` + regexp.QuoteMeta("."+domainOf(host)+routePath)
+	expr := `^[^\.]*` + regexp.QuoteMeta("."+model.ParentDomain(host)+routePath)
 	if exactPath {
 		return expr + `$`
 	}
@@ -156,7 +147,7 @@ func genSubdomainWildcardRegexp(host, routePath string, exactPath bool) string {
 // for a wildcard Route.
 func genCertificateHostName(host string, wildcard bool) string {
 	if wildcard {
-		return "*." + domainOf(host)
+		return "*." + model.ParentDomain(host)
 	}
 	return host
 }
