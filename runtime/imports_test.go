@@ -12,7 +12,8 @@ import (
 	"testing"
 )
 
-// TestRuntimeImportsNoKubernetes keeps k8s.io and OpenShift packages out of runtime/'s non-test files.
+// TestRuntimeImportsNoKubernetes keeps k8s.io and OpenShift packages out of runtime/'s non-test files,
+// and the haroute packages that import them (the root mapping package, sync/...).
 func TestRuntimeImportsNoKubernetes(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
@@ -35,6 +36,10 @@ func TestRuntimeImportsNoKubernetes(t *testing.T) {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(p, "k8s.io/") || strings.HasPrefix(p, "github.com/openshift/") || strings.HasPrefix(p, "sigs.k8s.io/") {
 				t.Errorf("%s imports %q: runtime/ must not depend on Kubernetes", path, p)
+			}
+			// The root mapping package and sync/ pull in the Kubernetes client types transitively.
+			if p == "github.com/haroute/haroute/mapping" || strings.HasPrefix(p, "github.com/haroute/haroute/sync/") {
+				t.Errorf("%s imports %q: runtime/ must not depend on Kubernetes, even transitively", path, p)
 			}
 		}
 		return nil

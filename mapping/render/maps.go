@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"path"
+	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
 )
@@ -32,22 +33,30 @@ func mapFiles(cfg *model.Config) []File {
 	return files
 }
 
-// crtList returns the crt-list of the TLS-terminating frontends: per certificate, its absolute path,
-// its ALPN list when set, and the SNI names it may be served for (HAProxy serves it for nothing else).
+// crtList returns the crt-list of the TLS-terminating frontends: one CrtListLine per certificate.
 func crtList(cfg *model.Config, certDir string) []byte {
 	b := []byte{}
 	for _, c := range cfg.Certificates {
-		b = append(b, path.Join(certDir, c.Name)...)
-		if c.ALPN != "" {
-			b = append(b, " [alpn "...)
-			b = append(b, c.ALPN...)
-			b = append(b, ']')
-		}
-		for _, s := range c.SNI {
-			b = append(b, ' ')
-			b = append(b, s...)
-		}
+		b = append(b, CrtListLine(certDir, c)...)
 		b = append(b, '\n')
 	}
 	return b
+}
+
+// CrtListLine returns the crt-list line of c, without newline: its absolute path under certDir, its
+// ALPN list when set, and the SNI names it may be served for (HAProxy serves it for nothing else),
+// "<certDir>/<name> [alpn <ALPN>] <sni>...".
+func CrtListLine(certDir string, c model.Certificate) string {
+	var b strings.Builder
+	b.WriteString(path.Join(certDir, c.Name))
+	if c.ALPN != "" {
+		b.WriteString(" [alpn ")
+		b.WriteString(c.ALPN)
+		b.WriteByte(']')
+	}
+	for _, s := range c.SNI {
+		b.WriteByte(' ')
+		b.WriteString(s)
+	}
+	return b.String()
 }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haroute/haroute/e2e/testbed"
-	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
@@ -144,44 +142,6 @@ func TestOpCommands(t *testing.T) {
 		if res.Applied != 1 || res.Counts[OpName(c.op)] != 1 || len(res.Counts) != 1 || res.Session {
 			t.Errorf("%s: result %+v", c.op, res)
 		}
-	}
-}
-
-func TestCrtListLineEqualsRender(t *testing.T) {
-	ca := testbed.NewCA(t, "apply")
-	next, problems := mapping.Translate(mapping.Input{}, testbed.RouterOptions(t))
-	if next == nil {
-		t.Fatalf("translate: %v", problems)
-	}
-	next.Certificates = []model.Certificate{
-		{Name: "ns:r.pem", PEM: string(ca.IssueBundle(t, "r.example.com")), SNI: []string{"*.w.example.com", "r.example.com"}, ALPN: "h2,http/1.1"},
-		{Name: "ns:s.pem", PEM: string(ca.IssueBundle(t, "s.example.com")), SNI: []string{"s.example.com"}},
-	}
-	files, err := render.Render(next, render.Options{Dir: dir, DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")})
-	if err != nil {
-		t.Fatalf("render: %v", err)
-	}
-	var rendered string
-	for _, f := range files {
-		if f.Path == "conf/"+model.CertList {
-			rendered = string(f.Data)
-		}
-	}
-	paths, err := render.PathsFor(next, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := applier{next: next, paths: paths, dir: dir}
-	var lines []string
-	for _, c := range next.Certificates {
-		l, err := a.crtListLine(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, l+"\n")
-	}
-	if got := strings.Join(lines, ""); got != rendered || rendered == "" {
-		t.Errorf("crt-list lines\n%q\nrender wrote\n%q", got, rendered)
 	}
 }
 

@@ -197,19 +197,10 @@ func (a *applier) setCAFile(ctx context.Context, o plan.SetCAFile) error {
 // crtListLine returns the crt-list line of c exactly as render writes it into cert_config.map:
 // "<certdir>/<name> [alpn <ALPN>] <sni>...".
 func (a *applier) crtListLine(c model.Certificate) (string, error) {
-	p, err := a.certPath(c.Name)
-	if err != nil {
+	if _, err := a.certPath(c.Name); err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	b.WriteString(p)
-	if c.ALPN != "" {
-		b.WriteString(" [alpn " + c.ALPN + "]")
-	}
-	for _, s := range c.SNI {
-		b.WriteString(" " + s)
-	}
-	return b.String(), nil
+	return render.CrtListLine(a.paths.CertDir, c), nil
 }
 
 func (a *applier) mapPath(name string) (string, error) {

@@ -130,8 +130,8 @@ func withDeferred(next, prev *model.Config, deferred []plan.DelServer) *model.Co
 	out.Backends = slices.Clone(next.Backends)
 	for _, d := range deferred {
 		old := prev.Backend(d.Backend)
-		i := sort.Search(len(out.Backends), func(i int) bool { return out.Backends[i].Name >= d.Backend })
-		if old == nil || i == len(out.Backends) || out.Backends[i].Name != d.Backend {
+		b := out.Backend(d.Backend)
+		if old == nil || b == nil {
 			continue
 		}
 		var srv *model.Server
@@ -140,7 +140,6 @@ func withDeferred(next, prev *model.Config, deferred []plan.DelServer) *model.Co
 				srv = &old.Servers[j]
 			}
 		}
-		b := &out.Backends[i]
 		k := sort.Search(len(b.Servers), func(k int) bool { return b.Servers[k].Name >= d.Server })
 		if srv == nil || (k < len(b.Servers) && b.Servers[k].Name == d.Server) {
 			continue

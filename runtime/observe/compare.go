@@ -3,11 +3,13 @@ package observe
 import (
 	"cmp"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/render"
 )
 
 // DriftKind classifies one difference between the applied and the observed state.
@@ -175,14 +177,11 @@ func wantIf(ok bool, v string) string {
 	return ""
 }
 
-// crtLine describes a certificate's crt-list line ("[alpn …] sni…").
+// crtLine describes a certificate's crt-list line without its path ("[alpn …] sni…"): the tail of
+// render.CrtListLine.
 func crtLine(c model.Certificate) string {
-	var parts []string
-	if c.ALPN != "" {
-		parts = append(parts, "[alpn "+c.ALPN+"]")
-	}
-	parts = append(parts, c.SNI...)
-	return strings.Join(parts, " ")
+	line := render.CrtListLine("", c)
+	return strings.TrimPrefix(strings.TrimPrefix(line, path.Join("", c.Name)), " ")
 }
 
 // pemSummary describes a PEM for a drift: the leaf's SHA-1, or the marker Observe left.

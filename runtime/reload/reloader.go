@@ -162,7 +162,7 @@ func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, err
 	}
 	res.Duration = time.Since(start)
 	res.Reloads = after.Master.Reloads
-	if w, ok := currentWorker(after); ok {
+	if w, ok := after.Current(); ok {
 		res.Worker = w.PID
 	}
 	for _, w := range after.Workers {
@@ -202,7 +202,7 @@ func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirm
 	}
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
-	prev, hadWorker := currentWorker(before)
+	prev, hadWorker := before.Current()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var last error
@@ -217,7 +217,7 @@ func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirm
 				ErrReloadFailed, st.Failed, before.Failed, prev.PID)
 		case confirmed || st.Master.Reloads > before.Master.Reloads:
 			seen = st
-			if w, ok := currentWorker(st); ok && (!hadWorker || w.PID != prev.PID) {
+			if w, ok := st.Current(); ok && (!hadWorker || w.PID != prev.PID) {
 				return st, nil
 			}
 			last = fmt.Errorf("reload counter at %d but no new worker yet", st.Master.Reloads)
@@ -233,16 +233,6 @@ func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirm
 			return seen, fmt.Errorf("%w after %v: %v", ErrReloadTimeout, timeout, last)
 		}
 	}
-}
-
-// currentWorker returns the first worker of the current generation.
-func currentWorker(st socket.ProcState) (socket.Proc, bool) {
-	for _, w := range st.Workers {
-		if !w.Old {
-			return w, true
-		}
-	}
-	return socket.Proc{}, false
 }
 
 // fail puts the last good files back and returns err, joined with a restore error if any.

@@ -42,6 +42,16 @@ type ProcState struct {
 	Failed int
 }
 
+// Current returns the first worker of the current generation, false when there is none.
+func (p ProcState) Current() (Proc, bool) {
+	for _, w := range p.Workers {
+		if !w.Old {
+			return w, true
+		}
+	}
+	return Proc{}, false
+}
+
 // Runner runs commands on an admin socket: an *Admin (one connection per command) or a *Session (one
 // connection for many). All typed helpers are built on it.
 type Runner interface {

@@ -58,10 +58,8 @@ func probeMaster(ctx context.Context, master *socket.Master, pid int) error {
 	if pid != 0 && ps.Master.PID != pid {
 		return fmt.Errorf("master socket %s is served by pid %d, not %d", master.Path(), ps.Master.PID, pid)
 	}
-	for _, w := range ps.Workers {
-		if !w.Old {
-			return nil
-		}
+	if _, ok := ps.Current(); ok {
+		return nil
 	}
 	return fmt.Errorf("master socket %s: no current worker yet", master.Path())
 }

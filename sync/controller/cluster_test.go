@@ -15,6 +15,7 @@ import (
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/routetest"
 	"github.com/haroute/haroute/sync/source"
 )
 
@@ -54,8 +55,8 @@ func (u *fakeUpdater) lastUpdate() *model.Config {
 func TestClusterInformerDriven(t *testing.T) {
 	const wait = 10 * time.Second
 	kube := kubefake.NewClientset(
-		runtime.Object(newService("demo", "web")),
-		runtime.Object(newSlice("demo", "web", "10.0.0.1", "10.0.0.2")),
+		runtime.Object(routetest.Service("demo", "web")),
+		runtime.Object(routetest.PodSlice("demo", "web", "10.0.0.1", "10.0.0.2")),
 	)
 	routes := routefake.NewClientset()
 	cluster := source.NewCluster(kube, routes, source.ClusterOptions{Log: testLogger(t)})
@@ -105,7 +106,7 @@ func TestClusterInformerDriven(t *testing.T) {
 
 	bg := context.Background()
 	// A Route created through the API is admitted with the Service's ready endpoints.
-	if _, err := routes.RouteV1().Routes("demo").Create(bg, newRoute("demo", "web", "www.example.com", "web"), metav1.CreateOptions{}); err != nil {
+	if _, err := routes.RouteV1().Routes("demo").Create(bg, routetest.Route("demo", "web", "www.example.com", 0), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, wait, "the Route admitted with its servers", func() bool {
@@ -116,7 +117,7 @@ func TestClusterInformerDriven(t *testing.T) {
 	}
 
 	// A scaled EndpointSlice.
-	if _, err := kube.DiscoveryV1().EndpointSlices("demo").Update(bg, newSlice("demo", "web", "10.0.0.1", "10.0.0.2", "10.0.0.3"), metav1.UpdateOptions{}); err != nil {
+	if _, err := kube.DiscoveryV1().EndpointSlices("demo").Update(bg, routetest.PodSlice("demo", "web", "10.0.0.1", "10.0.0.2", "10.0.0.3"), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, wait, "the third server", func() bool {
@@ -124,8 +125,7 @@ func TestClusterInformerDriven(t *testing.T) {
 	})
 
 	// A second Route claiming the same host is rejected; status sees the problem.
-	late := newRoute("demo", "copy", "www.example.com", "web")
-	late.CreationTimestamp = metav1.NewTime(created.Add(time.Hour))
+	late := routetest.Route("demo", "copy", "www.example.com", int(time.Hour/time.Second))
 	if _, err := routes.RouteV1().Routes("demo").Create(bg, late, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ type Controller struct {
 	DriftInterval time.Duration
 	// Dir is the absolute HAProxy directory (the Updater's Dir): runtime paths for drift repair.
 	Dir string
-	// Metrics receives the loop's metrics; nil: a private set (see MetricsOf).
+	// Metrics receives the loop's metrics; nil: a private set.
 	Metrics *Metrics
 	// Log receives one line per sync; nil discards.
 	Log *slog.Logger
@@ -210,8 +210,5 @@ func (c *Controller) metrics() *Metrics {
 	}
 	return c.metricsDef
 }
-
-// MetricsOf returns the metrics c records into: c.Metrics, or the private set used when it is nil.
-func MetricsOf(c *Controller) *Metrics { return c.metrics() }
 
 func (c *Controller) beat() { c.lastLoop.Store(time.Now().UnixNano()) }

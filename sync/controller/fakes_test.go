@@ -19,8 +19,6 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -28,6 +26,7 @@ import (
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/routetest"
 	"github.com/haroute/haroute/runtime/apply"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/source"
@@ -255,51 +254,12 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 
 // input builders ----------------------------------------------------------------------------------
 
-var created = metav1.NewTime(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
-
-func newRoute(ns, name, host, svc string) *routev1.Route {
-	return &routev1.Route{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, CreationTimestamp: created},
-		Spec: routev1.RouteSpec{
-			Host: host,
-			To:   routev1.RouteTargetReference{Kind: "Service", Name: svc},
-		},
-	}
-}
-
-func newService(ns, name string) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{
-			Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP,
-		}}},
-	}
-}
-
-func newSlice(ns, svc string, addrs ...string) *discoveryv1.EndpointSlice {
-	name, port, proto, ready := "http", int32(8080), corev1.ProtocolTCP, true
-	es := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: svc + "-1",
-			Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port, Protocol: &proto}},
-	}
-	for i, a := range addrs {
-		es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{
-			Addresses:  []string{a},
-			Conditions: discoveryv1.EndpointConditions{Ready: &ready},
-			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: fmt.Sprintf("%s-pod-%d", svc, i)},
-		})
-	}
-	return es
-}
-
 // webInput is one Route to a Service with the given endpoint addresses.
 func webInput(addrs ...string) mapping.Input {
 	return mapping.Input{
-		Routes:         []*routev1.Route{newRoute("demo", "web", "www.example.com", "web")},
-		Services:       []*corev1.Service{newService("demo", "web")},
-		EndpointSlices: []*discoveryv1.EndpointSlice{newSlice("demo", "web", addrs...)},
+		Routes:         []*routev1.Route{routetest.Route("demo", "web", "www.example.com", 0)},
+		Services:       []*corev1.Service{routetest.Service("demo", "web")},
+		EndpointSlices: []*discoveryv1.EndpointSlice{routetest.PodSlice("demo", "web", addrs...)},
 	}
 }
 

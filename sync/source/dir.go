@@ -40,11 +40,7 @@ func LoadDir(dir string) (mapping.Input, error) {
 			return mapping.Input{}, err
 		}
 		seen.add(path, part)
-		in.Routes = append(in.Routes, part.Routes...)
-		in.Services = append(in.Services, part.Services...)
-		in.EndpointSlices = append(in.EndpointSlices, part.EndpointSlices...)
-		in.Namespaces = append(in.Namespaces, part.Namespaces...)
-		in.Secrets = append(in.Secrets, part.Secrets...)
+		appendInput(&in, part)
 	}
 	if err := seen.err(); err != nil {
 		return mapping.Input{}, err
