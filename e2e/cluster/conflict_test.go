@@ -23,7 +23,7 @@ func TestConflictingRoutes(t *testing.T) {
 	c.CreateRoute(t, ns, "older", host, "old")
 	r.WaitBackends(host, "/", "old-pod")
 	// creationTimestamp has one-second resolution: make the age difference visible.
-	framework.Pause(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond)
 	c.CreateRoute(t, ns, "younger", host, "new")
 	c.WaitAdmitted(t, ns, "younger", "False", "HostAlreadyClaimed")
 	c.WaitAdmitted(t, ns, "older", "True", "")

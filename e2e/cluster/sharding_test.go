@@ -23,6 +23,12 @@ func TestRouteLabelSharding(t *testing.T) {
 	c.CreateRoute(t, ns, "a", "a.shard.e2e.test", "a", framework.Labels("shard", "a"))
 	c.CreateRoute(t, ns, "b", "b.shard.e2e.test", "b", framework.Labels("shard", "b"))
 	c.CreateRoute(t, ns, "none", "none.shard.e2e.test", "a")
+	// A last Route per shard: once a router serves its own, it has seen every Route created before
+	// (one watch delivers them in order), so the 503s below are answers, not a router lagging behind.
+	c.CreateRoute(t, ns, "a-last", "a-last.shard.e2e.test", "a", framework.Labels("shard", "a"))
+	c.CreateRoute(t, ns, "b-last", "b-last.shard.e2e.test", "b", framework.Labels("shard", "b"))
+	ra.WaitAnswer("a-last.shard.e2e.test", "/", http.StatusOK, "a-pod")
+	rb.WaitAnswer("b-last.shard.e2e.test", "/", http.StatusOK, "b-pod")
 
 	ra.WaitAnswer("a.shard.e2e.test", "/", http.StatusOK, "a-pod")
 	rb.WaitAnswer("b.shard.e2e.test", "/", http.StatusOK, "b-pod")

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/haroute/haroute/e2e/testbed"
 )
 
 // Environment of a backend process: the test binary re-executed inside a network namespace. One
@@ -22,9 +24,7 @@ const (
 	envBackendAddr = "HAROUTE_E2E_BACKEND_ADDR"
 	envBackendName = "HAROUTE_E2E_BACKEND_NAME"
 	// envBackendTLS is "certfile,keyfile": the backend serves TLS with that key pair.
-	envBackendTLS = "HAROUTE_E2E_BACKEND_TLS"
-	// HeaderBackend names the backend that answered (the same header as e2e/testbed's backends).
-	HeaderBackend     = "X-Backend"
+	envBackendTLS     = "HAROUTE_E2E_BACKEND_TLS"
 	backendReadHeader = 10 * time.Second
 )
 
@@ -73,7 +73,7 @@ func serveBackends(addrs, names []string, tlsFiles string) error {
 		srv := &http.Server{
 			ReadHeaderTimeout: backendReadHeader,
 			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set(HeaderBackend, name)
+				w.Header().Set(testbed.HeaderBackend, name)
 				_, _ = fmt.Fprintf(w, "%s %s %s\n", name, r.Method, r.URL.Path)
 			}),
 		}

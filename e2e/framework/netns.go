@@ -48,9 +48,6 @@ type Backend struct {
 // Addr returns "ip:port".
 func (b *Backend) Addr() string { return net.JoinHostPort(b.IP, strconv.Itoa(b.Port)) }
 
-// Stop ends the backend process (and the other backends it serves).
-func (b *Backend) Stop() { b.proc.stop(b.proc.t) }
-
 // NewPodNetwork creates a network namespace and its veth pair; cleanup deletes both.
 func NewPodNetwork(t *testing.T) *PodNetwork {
 	t.Helper()

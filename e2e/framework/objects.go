@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -237,9 +236,6 @@ func (c *Cluster) Admissions(t *testing.T, ns, name string) []Admission {
 	}
 	return out
 }
-
-// Pause sleeps d; used where creation order must show in creationTimestamp (one-second resolution).
-func Pause(d time.Duration) { time.Sleep(d) }
 
 // WaitNoEntry waits until Route ns/name has no status.ingress entry from routerName.
 func (c *Cluster) WaitNoEntry(t *testing.T, ns, name, routerName string) {

@@ -310,14 +310,6 @@ func (r *Router) serversDump() string {
 	return b.String()
 }
 
-// Stop sends SIGTERM to haroute and waits (bounded).
-func (r *Router) Stop() {
-	if !r.Proc.Exited() {
-		_ = r.Proc.Cmd.Process.Signal(syscall.SIGTERM)
-	}
-	r.Proc.stop(r.t)
-}
-
 func sortedCopy(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)

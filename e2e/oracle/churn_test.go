@@ -42,7 +42,7 @@ func TestChurnUnderTraffic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wopts.MinRoutes = len(stable)
+	wk.opts.MinRoutes = len(stable) // the walker keeps its own copy of the options
 
 	drv := NewDriver(t, opts, bed.DefaultCertPEM)
 	res, err := drv.Step(ctx, wk.World.Input())

@@ -27,10 +27,8 @@ type Fresh struct {
 
 // StartFresh translates in with opts on new free ports and starts B.
 func StartFresh(t testing.TB, in mapping.Input, opts mapping.Options, defaultCertPEM []byte) (*Fresh, error) {
-	opts.HTTPPort = testbed.FreePort(t)
-	for opts.HTTPSPort = testbed.FreePort(t); opts.HTTPSPort == opts.HTTPPort; {
-		opts.HTTPSPort = testbed.FreePort(t)
-	}
+	ports := testbed.ListenPorts(t, 2)
+	opts.HTTPPort, opts.HTTPSPort = ports[0], ports[1]
 	desired, _ := mapping.Translate(in, opts)
 	cfg := plan.WithPool(desired)
 	dir := testbed.TempDir(t)

@@ -251,6 +251,7 @@ func (r *router) waitAnswer(host string, status int, backend string) time.Time {
 			return time.Now()
 		}
 		last = fmt.Sprintf("%d %q %v", code, be, err)
+		time.Sleep(pollEvery)
 	}
 	r.t.Fatalf("%s did not answer %d from %q within %v (last: %s)", host, status, backend, applyTimeout, last)
 	return time.Time{}

@@ -9,31 +9,48 @@ import (
 	"sync"
 )
 
-// maxLogBuffer bounds what a LogBuffer keeps of a child process's output.
-const maxLogBuffer = 1 << 20
+// Bounds of a LogBuffer: the start of a child's output and its end are what explain a failure.
+const (
+	logHead = 256 << 10
+	logTail = 256 << 10
+)
 
-// LogBuffer is a goroutine-safe buffer for a child process's output that keeps the first MiB and
-// drops the rest (a test dumps it on failure; an unbounded buffer could grow without limit).
+// LogBuffer is a goroutine-safe buffer for a child process's output that keeps its first and its
+// last 256 KiB and counts what it drops in between (a test dumps it on failure; an unbounded buffer
+// could grow without limit).
 type LogBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	head    bytes.Buffer
+	tail    []byte
+	dropped int
 }
 
-// Write keeps what fits and always reports success, so the child never blocks on its output.
+// Write keeps what the bounds allow and always reports success, so the child never blocks.
 func (b *LogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := maxLogBuffer - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
+	n := len(p)
+	if room := logHead - b.head.Len(); room > 0 {
+		k := min(len(p), room)
+		b.head.Write(p[:k])
+		p = p[k:]
 	}
-	return len(p), nil
+	b.tail = append(b.tail, p...)
+	if over := len(b.tail) - logTail; over > 0 {
+		b.dropped += over
+		b.tail = append(b.tail[:0], b.tail[over:]...)
+	}
+	return n, nil
 }
 
-// String returns what was kept so far.
+// String returns the head, a line saying how much was dropped (if anything), and the tail.
 func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.buf.String()
+	if b.dropped == 0 {
+		return b.head.String() + string(b.tail)
+	}
+	return fmt.Sprintf("%s\n[%d bytes of output dropped]\n%s", b.head.String(), b.dropped, b.tail)
 }
 
 // BuildHaroute builds the haroute binary into a new temporary directory, for a TestMain; remove

@@ -1,7 +1,6 @@
 package testbed
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +30,6 @@ const (
 	maxSocketLen = 107                   // sun_path on Linux, minus the terminating NUL
 	runDirPerm   = os.FileMode(0o755)    // DIR/run and the directories files go into
 	filePerm     = os.FileMode(0o600)    // rendered files (certificates include private keys)
-	stderrLimit  = 256 << 10             // bytes of HAProxy output kept for the test log
 )
 
 // HAProxy is one running HAProxy master-worker process started by StartHAProxy.
@@ -49,7 +46,7 @@ type HAProxy struct {
 	PID int
 
 	cmd    *exec.Cmd
-	output *limitedBuffer
+	output *LogBuffer
 	exited chan struct{} // closed when the master has been reaped
 	err    error         // Wait's result, valid once exited is closed
 	// reported is set when the output is already in the test log.
@@ -110,7 +107,7 @@ func Start(t testing.TB, dir string) *HAProxy {
 		ConfigPath:   configPath(dir),
 		AdminSocket:  adminSocket(dir),
 		MasterSocket: masterSocket(dir),
-		output:       &limitedBuffer{limit: stderrLimit},
+		output:       &LogBuffer{},
 		exited:       make(chan struct{}),
 	}
 	for _, s := range []string{h.AdminSocket, h.MasterSocket, filepath.Join(dir, "run", "haproxy-no-sni.sock")} {
@@ -222,9 +219,6 @@ func (h *HAProxy) Exited() bool {
 	}
 }
 
-// Output returns what HAProxy has written to stdout and stderr so far (the first stderrLimit bytes).
-func (h *HAProxy) Output() string { return h.output.String() }
-
 // Cmd sends one command to the worker's admin socket and returns the whole reply.
 func (h *HAProxy) Cmd(cmd string) (string, error) {
 	out, err := socketCmd(h.AdminSocket, cmd)
@@ -292,37 +286,4 @@ func socketCmd(path, cmd string) (string, error) {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
-}
-
-// limitedBuffer is a goroutine-safe buffer that keeps the first limit bytes written to it.
-type limitedBuffer struct {
-	mu        sync.Mutex
-	buf       bytes.Buffer
-	limit     int
-	truncated bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	room := b.limit - b.buf.Len()
-	switch {
-	case room >= len(p):
-		b.buf.Write(p)
-	case room > 0:
-		b.buf.Write(p[:room])
-		b.truncated = true
-	default:
-		b.truncated = true
-	}
-	return len(p), nil
-}
-
-func (b *limitedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.truncated {
-		return b.buf.String() + "\n[output truncated]"
-	}
-	return b.buf.String()
 }

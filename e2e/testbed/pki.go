@@ -66,9 +66,6 @@ func NewCA(t testing.TB, name string) *CA {
 // PEM returns the CA certificate in PEM form.
 func (c *CA) PEM() []byte { return append([]byte(nil), c.pem...) }
 
-// Certificate returns the parsed CA certificate.
-func (c *CA) Certificate() *x509.Certificate { return c.cert }
-
 // Pool returns a pool that trusts this CA only.
 func (c *CA) Pool() *x509.CertPool { return Pool(c) }
 

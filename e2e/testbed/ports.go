@@ -9,18 +9,11 @@ import (
 	"testing"
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago (listen on :0, close).
+// FreePort returns one port as ListenPorts does; for several ports, call ListenPorts, which makes
+// them distinct.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testbed: find a free port: %v", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	if err := l.Close(); err != nil {
-		t.Fatalf("testbed: release port %d: %v", port, err)
-	}
-	return port
+	return ListenPorts(t, 1)[0]
 }
 
 // TempDir returns a new, short, absolute directory that is removed on cleanup. HAProxy directories

@@ -22,11 +22,8 @@ const maxLoggedConfig = 64 << 10
 func RouterOptions(t testing.TB) mapping.Options {
 	t.Helper()
 	o := mapping.DefaultOptions()
-	o.HTTPPort = FreePort(t)
-	o.HTTPSPort = FreePort(t)
-	for o.HTTPSPort == o.HTTPPort {
-		o.HTTPSPort = FreePort(t)
-	}
+	ports := ListenPorts(t, 2)
+	o.HTTPPort, o.HTTPSPort = ports[0], ports[1]
 	o.BindAddress = "127.0.0.1"
 	o.AllowLoopbackEndpoints = true
 	o.AllowWildcardRoutes = true

@@ -48,7 +48,8 @@ func startHand(t *testing.T, ca *CA) (*HAProxy, *Client, *Backend) {
 	t.Helper()
 	be := StartHTTPBackend(t, "127.0.0.2", "a")
 	dir := TempDir(t)
-	httpPort, httpsPort := FreePort(t), FreePort(t)
+	ports := ListenPorts(t, 2)
+	httpPort, httpsPort := ports[0], ports[1]
 	cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", fmt.Sprint(httpPort),
 		"{{https}}", fmt.Sprint(httpsPort), "{{backend}}", be.Addr()).Replace(handConfig)
 	h := StartHAProxy(t, dir, []render.File{
@@ -316,4 +317,23 @@ func statEventually(h *HAProxy, proxy, field string, want int64) (int64, error) 
 		time.Sleep(20 * time.Millisecond)
 	}
 	return n, err
+}
+
+func TestLogBufferKeepsHeadAndTail(t *testing.T) {
+	var b LogBuffer
+	_, _ = b.Write([]byte("start\n"))
+	filler := bytes.Repeat([]byte("x"), logHead+logTail)
+	_, _ = b.Write(filler)
+	_, _ = b.Write([]byte("\nthe end"))
+	s := b.String()
+	if !strings.HasPrefix(s, "start\n") || !strings.HasSuffix(s, "\nthe end") {
+		t.Fatalf("LogBuffer lost its head or its tail: %q…%q", s[:20], s[len(s)-20:])
+	}
+	dropped := len("start\n") + len(filler) + len("\nthe end") - logHead - logTail
+	if !strings.Contains(s, fmt.Sprintf("[%d bytes of output dropped]", dropped)) {
+		t.Errorf("LogBuffer does not say it dropped %d bytes", dropped)
+	}
+	if len(s) > logHead+logTail+100 {
+		t.Errorf("LogBuffer kept %d bytes", len(s))
+	}
 }
