@@ -18,7 +18,11 @@ E2E_BINS := $(BIN)/kube-apiserver $(BIN)/etcd
 # sudo only when not root.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help build haproxy iproute2 demo test unit render-example fmt clean e2e-bin
+# Newer HAProxy series for the test matrix, from Debian's suites (series:suite); bookworm's 2.6 is the
+# system's /usr/sbin/haproxy. Tests choose the binary through HAROUTE_HAPROXY.
+HAPROXY_SERIES := 3.0:trixie 3.2:sid 3.4:experimental
+
+.PHONY: help build haproxy haproxy-versions iproute2 demo test unit render-example fmt clean e2e-bin
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -30,6 +34,9 @@ build: ## build bin/haroute (version from git describe, or "dev")
 haproxy: ## install Debian's haproxy package when haproxy is missing
 	@command -v haproxy >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y haproxy; }
 	@haproxy -v | head -n 1
+
+haproxy-versions: ## put HAProxy 3.0 (trixie), 3.2 (sid), 3.4 (experimental) from Debian's packages at bin/haproxy-<series> (kept while they run)
+	bash $(E2E_TOOLS)/haproxy-versions.sh $(BIN) $(HAPROXY_SERIES)
 
 iproute2: ## install Debian's iproute2 (ip netns, for the e2e pod networks) when ip is missing
 	@command -v ip >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y iproute2; }

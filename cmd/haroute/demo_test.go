@@ -80,7 +80,7 @@ func TestDemoServesAndAppliesEdits(t *testing.T) {
 	var stdout, stderr syncBuffer
 	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" },
 		log: slog.New(slog.NewTextHandler(&stderr, nil))}
-	f := demoFlags{httpPort: testbed.FreePort(t), httpsPort: testbed.FreePort(t), statsPort: testbed.FreePort(t), haproxy: defaultHAProxyBinary}
+	f := demoFlags{httpPort: testbed.FreePort(t), httpsPort: testbed.FreePort(t), statsPort: testbed.FreePort(t), haproxy: testbed.HAProxyBinary()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.demo(ctx, f) }()

@@ -215,10 +215,7 @@ func TestRenderErrors(t *testing.T) {
 
 // TestRenderedConfigPassesHAProxyCheck runs `haproxy -c` on the rendered examples.
 func TestRenderedConfigPassesHAProxyCheck(t *testing.T) {
-	bin, err := exec.LookPath("haproxy")
-	if err != nil {
-		bin = "/usr/sbin/haproxy"
-	}
+	bin := testbed.HAProxyBinary()
 	out := t.TempDir()
 	renderExamples(t, wildcardEnv, out)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

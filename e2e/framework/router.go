@@ -71,7 +71,7 @@ type Router struct {
 func (c *Cluster) StartRouter(t *testing.T, env ...string) *Router {
 	t.Helper()
 	r := c.newRouter(t)
-	r.launch(c, env, "--managed-haproxy="+testbed.HAProxyBinary)
+	r.launch(c, env, "--managed-haproxy="+testbed.HAProxyBinary())
 	return r
 }
 

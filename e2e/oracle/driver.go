@@ -113,7 +113,7 @@ func (d *Driver) start(ctx context.Context, res StepResult, began time.Time) (St
 	d.HAProxy = testbed.StartHAProxy(d.t, d.Dir, files)
 	d.Admin = socket.NewAdmin(d.HAProxy.AdminSocket, socket.Options{})
 	d.Master = socket.NewMaster(d.HAProxy.MasterSocket, socket.Options{})
-	rl := reload.New(testbed.HAProxyBinary, d.Dir, d.Master)
+	rl := reload.New(testbed.HAProxyBinary(), d.Dir, d.Master)
 	rl.MinInterval = 0
 	d.Updater = &apply.Updater{Dir: d.Dir, Render: ro, Admin: d.Admin, Reloader: rl}
 	d.Updater.SetApplied(res.Plan.Next)

@@ -83,7 +83,7 @@ func startRouter(t *testing.T, files map[string]string) *router {
 	r.cmd = exec.Command(binary, "run",
 		"--manifests", r.manifests,
 		"--haproxy-dir", r.haproxyDir,
-		"--managed-haproxy="+testbed.HAProxyBinary,
+		"--managed-haproxy="+testbed.HAProxyBinary(),
 		"--bind-address", "127.0.0.1",
 		"--http-port", strconv.Itoa(r.httpPort),
 		"--https-port", strconv.Itoa(r.httpsPort),

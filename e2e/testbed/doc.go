@@ -1,6 +1,6 @@
 // Package testbed is the real-HAProxy test bed of haroute's integration, traffic and end-to-end tests.
 //
-// It starts /usr/sbin/haproxy in the production shape (master-worker, foreground, master socket)
+// It starts HAProxy (HAProxyBinary: $HAROUTE_HAPROXY, by default Debian's /usr/sbin/haproxy) in the production shape (master-worker, foreground, master socket)
 // from rendered files, owns the process by PID and talks to its admin and master sockets; it issues
 // TLS material from throw-away CAs, runs HTTP and TLS backends on loopback addresses that name
 // themselves in every answer, builds Route/Service/EndpointSlice manifests in a few lines, and

@@ -17,8 +17,20 @@ import (
 	"github.com/haroute/haroute/mapping/render"
 )
 
-// HAProxyBinary is the HAProxy executable the test bed runs (Debian's package).
-const HAProxyBinary = "/usr/sbin/haproxy"
+// HAProxyEnv names the environment variable that chooses the HAProxy executable of every test
+// (`make haproxy-versions` puts the newer series at bin/haproxy-<series>).
+const HAProxyEnv = "HAROUTE_HAPROXY"
+
+// DefaultHAProxy is Debian bookworm's HAProxy (2.6), used when HAProxyEnv is unset.
+const DefaultHAProxy = "/usr/sbin/haproxy"
+
+// HAProxyBinary returns the HAProxy executable the tests run: $HAROUTE_HAPROXY, or DefaultHAProxy.
+func HAProxyBinary() string {
+	if p := os.Getenv(HAProxyEnv); p != "" {
+		return p
+	}
+	return DefaultHAProxy
+}
 
 // Bounds of the process life cycle.
 const (
@@ -118,14 +130,14 @@ func Start(t testing.TB, dir string) *HAProxy {
 	if err := os.MkdirAll(filepath.Join(dir, "run"), runDirPerm); err != nil {
 		t.Fatalf("testbed: %v", err)
 	}
-	h.cmd = exec.Command(HAProxyBinary, "-W", "-db", "-S", h.MasterSocket, "-f", h.ConfigPath)
+	h.cmd = exec.Command(HAProxyBinary(), "-W", "-db", "-S", h.MasterSocket, "-f", h.ConfigPath)
 	h.cmd.Dir = dir
 	h.cmd.Stdout = h.output
 	h.cmd.Stderr = h.output
 	// Own process group (so leftover workers can be reached through it) and die with the test binary.
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := h.cmd.Start(); err != nil {
-		t.Fatalf("testbed: start %s: %v", HAProxyBinary, err)
+		t.Fatalf("testbed: start %s: %v", HAProxyBinary(), err)
 	}
 	h.PID = h.cmd.Process.Pid
 	go func() {
@@ -251,7 +263,7 @@ func (h *HAProxy) Check(cfgPath string) error {
 func CheckConfig(cfgPath string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, HAProxyBinary, "-c", "-f", cfgPath)
+	cmd := exec.CommandContext(ctx, HAProxyBinary(), "-c", "-f", cfgPath)
 	cmd.Dir = filepath.Dir(cfgPath)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

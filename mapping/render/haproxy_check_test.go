@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -19,7 +20,9 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 )
 
-const haproxyBin = "/usr/sbin/haproxy"
+// haproxyBin is the HAProxy the tests run: $HAROUTE_HAPROXY (see e2e/testbed, which this package
+// cannot import), or Debian's.
+var haproxyBin = cmp.Or(os.Getenv("HAROUTE_HAPROXY"), "/usr/sbin/haproxy")
 
 // writeFiles writes rendered files under dir and creates dir/run.
 func writeFiles(t *testing.T, dir string, files []File) {
@@ -120,8 +123,9 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startHAProxy starts haproxy in the foreground on dir's config and waits until port accepts
-// connections. It is killed (by its PID) when the test ends.
+// startHAProxy starts haproxy in the foreground on dir's config and waits until the health URI
+// answers on port (an open port is not enough: 3.x binds its listeners before it serves). It is
+// killed (by its PID) when the test ends.
 func startHAProxy(t *testing.T, dir string, port int) {
 	t.Helper()
 	var out lockedBuffer
@@ -151,9 +155,8 @@ func startHAProxy(t *testing.T, dir string, port int) {
 			t.Fatalf("haproxy exited early: %v\n%s", err, out.String())
 		default:
 		}
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+		err := healthy(port)
 		if err == nil {
-			c.Close()
 			return
 		}
 		if time.Now().After(deadline) {
@@ -161,6 +164,20 @@ func startHAProxy(t *testing.T, dir string, port int) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// healthy asks the router's health URI on port once.
+func healthy(port int) error {
+	c := &http.Client{Timeout: 200 * time.Millisecond}
+	resp, err := c.Get(fmt.Sprintf("http://127.0.0.1:%d/_______internal_router_healthz", port))
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("health URI answered %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // startBackend serves HTTP on ip:0 and reports what it received in response headers.

@@ -73,7 +73,7 @@ func benchUpdater(b *testing.B, in mapping.Input) (*apply.Updater, mapping.Optio
 	}
 	h := testbed.StartHAProxy(b, dir, files)
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
-	rl := hareload.New(testbed.HAProxyBinary, dir, master)
+	rl := hareload.New(testbed.HAProxyBinary(), dir, master)
 	rl.MinInterval = 0
 	u := &apply.Updater{Dir: dir, Render: ro, Admin: socket.NewAdmin(h.AdminSocket, socket.Options{}), Reloader: rl}
 	u.SetApplied(first.Next)

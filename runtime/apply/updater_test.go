@@ -51,7 +51,7 @@ func TestUpdaterRuntimeThenFallback(t *testing.T) {
 	h := testbed.StartHAProxy(t, dir, files)
 	admin := socket.NewAdmin(h.AdminSocket, socket.Options{})
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
-	rl := hareload.New(testbed.HAProxyBinary, dir, master)
+	rl := hareload.New(testbed.HAProxyBinary(), dir, master)
 	rl.MinInterval = 0
 	u := &apply.Updater{Dir: dir, Render: ro, Admin: admin, Reloader: rl}
 	u.SetApplied(first.Next)

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/haroute/haroute/e2e/testbed"
 )
 
-// haproxyBinary is Debian's HAProxy, which the integration tests run.
-const haproxyBinary = "/usr/sbin/haproxy"
+// haproxyBinary is the HAProxy the integration tests run ($HAROUTE_HAPROXY, or Debian's).
+var haproxyBinary = testbed.HAProxyBinary()
 
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()

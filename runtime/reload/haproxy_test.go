@@ -37,7 +37,7 @@ func newBed(t *testing.T) *bed {
 	b.two = testbed.StartHTTPBackend(t, "127.0.0.3", "two")
 	b.r = testbed.StartRouter(t, b.manifests(false).Input(t), b.opts, b.certPEM, ca.Pool())
 	b.r.RequireAdmitted(t)
-	b.rel = reload.New(testbed.HAProxyBinary, b.r.Dir, socket.NewMaster(b.r.MasterSocket, socket.Options{}))
+	b.rel = reload.New(testbed.HAProxyBinary(), b.r.Dir, socket.NewMaster(b.r.MasterSocket, socket.Options{}))
 	b.rel.MinInterval = 0
 	b.rel.WaitTimeout = 20 * time.Second
 	return b

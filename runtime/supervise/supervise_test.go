@@ -67,7 +67,7 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 	backend := startSlowBackend(t)
 	dir, opts := renderDir(t, backend.Addr)
 	rec := newRecorder(t)
-	s := New(testbed.HAProxyBinary, dir, slog.New(rec))
+	s := New(testbed.HAProxyBinary(), dir, slog.New(rec))
 	s.StopTimeout = 5 * time.Second
 	s.StartTimeout = 20 * time.Second
 	r := startRun(t, s, context.Background())

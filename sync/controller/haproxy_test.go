@@ -37,7 +37,7 @@ func TestRealHAProxyDriftAndExternalReload(t *testing.T) {
 	hp := testbed.StartHAProxy(t, dir, files)
 	admin := socket.NewAdmin(hp.AdminSocket, socket.Options{})
 	master := socket.NewMaster(hp.MasterSocket, socket.Options{})
-	rl := reload.New(testbed.HAProxyBinary, dir, master)
+	rl := reload.New(testbed.HAProxyBinary(), dir, master)
 	rl.MinInterval = 0
 	up := &apply.Updater{Dir: dir, Render: ro, Admin: admin, Reloader: rl}
 	up.SetApplied(first)
