@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,9 @@ const (
 	DefaultWaitTimeout = 30 * time.Second
 	// pollInterval is how often `show proc` is asked while a 2.6 reload is in flight.
 	pollInterval = 20 * time.Millisecond
+	// inProgressPause is the wait before sending `reload` again after a 3.1+ master refused it because
+	// another reload's worker is still starting.
+	inProgressPause = 50 * time.Millisecond
 )
 
 // Master is the part of the master CLI a Reloader uses; *socket.Master implements it.
@@ -137,13 +141,14 @@ func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, err
 	if err != nil {
 		return Result{}, r.fail(fmt.Errorf("reload: show proc before the reload: %w", err), good)
 	}
-	r.last = time.Now()
+	reply, sendErr := r.send(ctx)
 	res := Result{Sent: r.last}
-	reply, sendErr := r.Master.Reload(ctx)
 	var after socket.ProcState
 	switch {
+	case sendErr == nil && reply.InProgress:
+		return Result{}, fmt.Errorf("reload: %w: HAProxy kept refusing it for %v: %s", ErrReloadTimeout, r.waitTimeout(), reply.Log)
 	case sendErr == nil && reply.Sync && !reply.Success:
-		return Result{}, r.fail(fmt.Errorf("reload: %w: %s", ErrReloadFailed, reply.Log), good)
+		return Result{}, r.fail(fmt.Errorf("reload: %w", r.failed(ctx, reply.Log)), good)
 	case sendErr == nil && reply.Sync:
 		after, err = r.poll(ctx, before, true)
 	default:
@@ -162,15 +167,65 @@ func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, err
 	}
 	res.Duration = time.Since(start)
 	res.Reloads = after.Master.Reloads
-	if w, ok := after.Current(); ok {
+	if w, ok := after.Serving(); ok {
 		res.Worker = w.PID
 	}
-	for _, w := range after.Workers {
-		if w.Old {
-			res.OldWorkers++
+	res.OldWorkers = len(after.Draining())
+	return res, nil
+}
+
+// send sends `reload` to the master. A 3.1+ master refuses it while the worker of an earlier reload
+// is still starting (someone else's reload: ours wait for their worker); the command is then sent
+// again every inProgressPause, within WaitTimeout, and the last refusal is returned when it never
+// goes through. r.last is when the command that went through was sent.
+func (r *Reloader) send(ctx context.Context) (socket.ReloadReply, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.waitTimeout())
+	defer cancel()
+	for {
+		r.last = time.Now()
+		reply, err := r.Master.Reload(ctx)
+		if err != nil || !reply.InProgress {
+			return reply, err
+		}
+		select {
+		case <-ctx.Done():
+			return reply, nil
+		case <-time.After(inProgressPause):
 		}
 	}
-	return res, nil
+}
+
+// failed describes a reload HAProxy refused (2.7+ "Success=0"): HAProxy's own alerts from the
+// start-up log it sent (the whole log when it has none), and the worker that keeps serving. The
+// result wraps ErrReloadFailed.
+func (r *Reloader) failed(ctx context.Context, log string) error {
+	var alerts []string
+	for l := range strings.SplitSeq(log, "\n") {
+		if strings.Contains(l, "[ALERT]") {
+			alerts = append(alerts, strings.TrimSpace(l))
+		}
+	}
+	msg := strings.Join(alerts, "; ")
+	if msg == "" {
+		msg = strings.TrimSpace(log)
+	}
+	if msg == "" {
+		msg = "HAProxy gave no reason"
+	}
+	serving := "the previous worker"
+	if ps, err := r.Master.ShowProc(ctx); err == nil {
+		if w, ok := ps.Serving(); ok {
+			serving = fmt.Sprintf("worker %d", w.PID)
+		}
+	}
+	return fmt.Errorf("%w (%s still serving the previous configuration): %s", ErrReloadFailed, serving, msg)
+}
+
+func (r *Reloader) waitTimeout() time.Duration {
+	if r.WaitTimeout > 0 {
+		return r.WaitTimeout
+	}
+	return DefaultWaitTimeout
 }
 
 // waitInterval sleeps until MinInterval has passed since the last reload command, or ctx ends.
@@ -196,13 +251,10 @@ func (r *Reloader) waitInterval(ctx context.Context) error {
 // worker is awaited. It returns an error wrapping ErrReloadFailed when the failed-reload counter rose,
 // ErrReloadTimeout when nothing was decided within WaitTimeout.
 func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirmed bool) (socket.ProcState, error) {
-	timeout := r.WaitTimeout
-	if timeout <= 0 {
-		timeout = DefaultWaitTimeout
-	}
+	timeout := r.waitTimeout()
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
-	prev, hadWorker := before.Current()
+	prev, hadWorker := before.Serving()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var last error
@@ -213,11 +265,12 @@ func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirm
 		case err != nil:
 			last = err
 		case !confirmed && st.Failed > before.Failed:
-			return st, fmt.Errorf("%w: HAProxy reports %d failed reloads (was %d); worker %d keeps serving",
-				ErrReloadFailed, st.Failed, before.Failed, prev.PID)
+			// 2.6 says nothing more over the master CLI; the reason is in HAProxy's own output.
+			return st, fmt.Errorf("%w (worker %d still serving the previous configuration): HAProxy %s reports %d failed reloads since the last good one and gives the reason only in its log",
+				ErrReloadFailed, prev.PID, st.Version, st.Failed)
 		case confirmed || st.Master.Reloads > before.Master.Reloads:
 			seen = st
-			if w, ok := st.Current(); ok && (!hadWorker || w.PID != prev.PID) {
+			if w, ok := st.Serving(); ok && (!hadWorker || w.PID != prev.PID) {
 				return st, nil
 			}
 			last = fmt.Errorf("reload counter at %d but no new worker yet", st.Master.Reloads)

@@ -34,15 +34,18 @@ type Proc struct {
 // ProcState is the master's `show proc`.
 type ProcState struct {
 	Master Proc
+	// Version is the master's version (the last column of its line); zero when it does not parse.
+	Version Version
 	// Workers are the current workers first, then the old ones.
 	Workers []Proc
-	// Failed is the number of failed reloads HAProxy reports ("[failed: N]"), 0 when absent. Checked on
-	// 2.6.12: it counts the reloads that failed since the last successful one (a successful reload
-	// resets it to 0), and the master's reload counter rises on failed reloads too.
+	// Failed is the number of failed reloads HAProxy reports ("[failed: N]"), 0 when absent. It counts
+	// the reloads that failed since the last successful one (a successful reload resets it to 0) on
+	// every version; from 3.1 it stops at 1. The master's reload counter rises on failed reloads too.
 	Failed int
 }
 
-// Current returns the first worker of the current generation, false when there is none.
+// Current returns the first worker listed under "# workers", false when there is none. After a
+// failed reload on 3.1+ that list is empty although a worker still serves: use Serving.
 func (p ProcState) Current() (Proc, bool) {
 	for _, w := range p.Workers {
 		if !w.Old {
@@ -50,6 +53,39 @@ func (p ProcState) Current() (Proc, bool) {
 		}
 	}
 	return Proc{}, false
+}
+
+// Serving returns the worker that serves new connections: the current one, or — on HAProxy 3.1+,
+// whose master lists the serving worker under "# old workers" after a failed reload, with "# workers"
+// empty — the youngest old worker (the fewest reloads seen). False when no worker serves.
+func (p ProcState) Serving() (Proc, bool) {
+	if w, ok := p.Current(); ok {
+		return w, true
+	}
+	if !CapabilitiesOf(p.Version).FailedReloadKeepsOldList {
+		return Proc{}, false
+	}
+	var best Proc
+	found := false
+	for _, w := range p.Workers {
+		if w.Old && (!found || w.Reloads < best.Reloads) {
+			best, found = w, true
+		}
+	}
+	return best, found
+}
+
+// Draining returns the workers of earlier generations that still run (serving long-lived
+// connections): every old worker but the one Serving returns.
+func (p ProcState) Draining() []Proc {
+	serving, ok := p.Serving()
+	var out []Proc
+	for _, w := range p.Workers {
+		if w.Old && !(ok && w.PID == serving.PID) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // Runner runs commands on an admin socket: an *Admin (one connection per command) or a *Session (one
@@ -70,5 +106,9 @@ type Runner interface {
 type ReloadReply struct {
 	Sync    bool
 	Success bool
-	Log     string
+	// InProgress (3.1+): the master refused the reload because a new worker is still starting
+	// ("Success=0" with the log "Another reload is still in progress."); nothing was reloaded and
+	// the command may be sent again.
+	InProgress bool
+	Log        string
 }

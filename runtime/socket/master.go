@@ -95,5 +95,6 @@ func ParseReload(reply string) (ReloadReply, error) {
 	}
 	log = strings.TrimPrefix(log, "--\n")
 	rr.Log = strings.TrimRight(log, "\n")
+	rr.InProgress = !rr.Success && rr.Log == replyReloadInProgress
 	return rr, nil
 }

@@ -188,7 +188,8 @@ func ParseInfo(reply string) (map[string]string, error) {
 	return out, nil
 }
 
-// ParseShowProc parses the master's `show proc` (2.6 format):
+// ParseShowProc parses the master's `show proc` (2.6 format; 3.1+ has no "# programs" line, and after
+// a failed reload lists the serving worker under "# old workers", see ProcState.Serving):
 //
 //	#<PID>          <type>          <reloads>       <uptime>        <version>
 //	11497           master          5 [failed: 2]   0d00h00m39s     2.6.12-1+deb12u4
@@ -226,6 +227,9 @@ func ParseShowProc(reply string) (ProcState, error) {
 		switch {
 		case section == "master" && p.Type == "master":
 			ps.Master, seenMaster = p, true
+			if v, err := ParseVersion(f[len(f)-1]); err == nil {
+				ps.Version = v
+			}
 			if len(f) >= 5 && f[3] == "[failed:" {
 				failed, err := strconv.Atoi(strings.TrimSuffix(f[4], "]"))
 				if err != nil {

@@ -144,26 +144,67 @@ func TestParseInfo(t *testing.T) {
 }
 
 func TestParseShowProc(t *testing.T) {
-	cases := map[string]ProcState{
-		"show_proc.txt": {
+	v26 := Version{Major: 2, Minor: 6, Patch: 12, Text: "2.6.12-1+deb12u4"}
+	v32 := Version{Major: 3, Minor: 2, Patch: 26, Text: "3.2.26-1"}
+	cases := map[string]struct {
+		want             ProcState
+		serving          int // PID, 0: none
+		draining         []int
+		currentAfterFail bool
+	}{
+		"show_proc.txt": {want: ProcState{
 			Master:  Proc{PID: 11497, Type: "master", Reloads: 6},
+			Version: v26,
 			Workers: []Proc{{PID: 14216, Type: "worker", Reloads: 0}},
-		},
-		"show_proc_old_workers.txt": {
+		}, serving: 14216},
+		"show_proc_old_workers.txt": {want: ProcState{
 			Master:  Proc{PID: 11497, Type: "master", Reloads: 7},
+			Version: v26,
 			Workers: []Proc{{PID: 16967, Type: "worker"}, {PID: 14216, Type: "worker", Reloads: 1, Old: true}},
-		},
-		"show_proc_failed.txt": {
+		}, serving: 16967, draining: []int{14216}},
+		"show_proc_failed.txt": {want: ProcState{
 			Master:  Proc{PID: 11497, Type: "master", Reloads: 8},
+			Version: v26,
 			Workers: []Proc{{PID: 16967, Type: "worker", Reloads: 1}, {PID: 14216, Type: "worker", Reloads: 2, Old: true}},
 			Failed:  1,
-		},
+		}, serving: 16967, draining: []int{14216}},
+		"show_proc_3.2_old_workers.txt": {want: ProcState{
+			Master:  Proc{PID: 2211, Type: "master", Reloads: 1},
+			Version: v32,
+			Workers: []Proc{{PID: 2216, Type: "worker"}, {PID: 2213, Type: "worker", Reloads: 1, Old: true}},
+		}, serving: 2216, draining: []int{2213}},
+		// 3.1+: after a failed reload the serving worker is listed as old and "# workers" is empty.
+		"show_proc_3.2_failed.txt": {want: ProcState{
+			Master:  Proc{PID: 2211, Type: "master", Reloads: 2},
+			Version: v32,
+			Workers: []Proc{{PID: 2216, Type: "worker", Reloads: 1, Old: true}, {PID: 2213, Type: "worker", Reloads: 2, Old: true}},
+			Failed:  1,
+		}, serving: 2216, draining: []int{2213}},
 	}
-	for name, want := range cases {
+	for name, tc := range cases {
 		got, err := ParseShowProc(fixture(t, name))
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("ParseShowProc(%s) = %+v, %v; want %+v", name, got, err, want)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseShowProc(%s) = %+v, %v; want %+v", name, got, err, tc.want)
+			continue
 		}
+		w, ok := got.Serving()
+		if !ok || w.PID != tc.serving {
+			t.Errorf("%s: Serving() = %+v, %v; want PID %d", name, w, ok, tc.serving)
+		}
+		var draining []int
+		for _, d := range got.Draining() {
+			draining = append(draining, d.PID)
+		}
+		if !reflect.DeepEqual(draining, tc.draining) {
+			t.Errorf("%s: Draining() = %v, want %v", name, draining, tc.draining)
+		}
+	}
+	// The same lists under a 2.6 master: no worker serves (2.6 never lists the serving worker as old).
+	failed := fixture(t, "show_proc_3.2_failed.txt")
+	ps, _ := ParseShowProc(failed)
+	ps.Version = v26
+	if w, ok := ps.Serving(); ok {
+		t.Errorf("Serving() under a 2.6 master with no current worker = %+v, want none", w)
 	}
 	for _, bad := range []string{"", "Unknown command.\n", "# workers\n12 worker 0 0d 2.6\n", "#<PID> <type>\nx master 0\n"} {
 		if _, err := ParseShowProc(bad); err == nil {
@@ -177,6 +218,8 @@ func TestParseReload(t *testing.T) {
 		"":                                     {},
 		"Success=1\n--\n[NOTICE] loaded\n":     {Sync: true, Success: true, Log: "[NOTICE] loaded"},
 		"Success=0\n--\n[ALERT] parse error\n": {Sync: true, Log: "[ALERT] parse error"},
+		// 3.1+ refuses a reload while the previous worker still starts (mworker.c).
+		"Success=0\n--\nAnother reload is still in progress.\n": {Sync: true, InProgress: true, Log: "Another reload is still in progress."},
 	}
 	for in, want := range cases {
 		if got, err := ParseReload(in); err != nil || got != want {

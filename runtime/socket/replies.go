@@ -7,13 +7,20 @@ import (
 	"unicode"
 )
 
-// HAProxy's success answers, checked on 2.6.12 (Debian 2.6.12-1+deb12u4) against the real binary.
+// HAProxy's success answers, checked on 2.6.12 (Debian 2.6.12-1+deb12u4) against the real binary and
+// the same on Debian's 3.0.11, 3.2.26 and 3.4.7 (the runtime/socket integration tests run on each).
 // Replies are compared without their trailing newlines. Most changes (set server weight/state, enable
-// health, add/set/del map, add map @ver, commit map) answer an empty line.
+// health, add/set/del map, add map @ver, commit map) answer an empty line. Where a version answers
+// otherwise, Capabilities says so; refusals differ in places (3.0+ end them with one newline, 2.6
+// with an empty line), which classify does not depend on.
 const (
 	replyServerAdded   = "New server registered."
 	replyServerDeleted = "Server deleted."
 	replyMapVersion    = "New version created: " // + the version number
+
+	// replyReloadInProgress is the log of "Success=0" when the 3.1+ master refuses a reload because
+	// the previous one's worker is still starting (mworker.c, cli_parse_reload).
+	replyReloadInProgress = "Another reload is still in progress."
 
 	fmtCertCreated    = "New empty certificate store '%s'!"
 	fmtCertTxCreated  = "Transaction created for certificate %s!"

@@ -5,9 +5,10 @@
 //
 // It is haroute's own small client rather than client-native's runtime package: client-native v6
 // reports HAProxy 2.6's help text (the answer to an unknown or malformed command) as success, while
-// this package compares every reply with the exact answer HAProxy 2.6.12 gives on success (the
-// strings are in replies.go) and maps the known refusals to ErrNotFound, ErrExists, ErrBusy and
-// ErrUnsupported.
+// this package compares every reply with the exact answer HAProxy gives on success (the strings are
+// in replies.go, the same on 2.6, 3.0, 3.2 and 3.4) and maps the known refusals to ErrNotFound,
+// ErrExists, ErrBusy and ErrUnsupported. What changes with the version is in Capabilities, derived
+// from the version HAProxy reports (DetectCapabilities, ProcState.Version), never from reply text.
 //
 // Framing. A Runner is either an *Admin (one connection per command, non-interactive mode: HAProxy
 // closes the connection after the reply) or a *Session (one connection in interactive "prompt" mode,

@@ -62,9 +62,14 @@ func TestCertificatesOnHAProxy(t *testing.T) {
 	wantErr(t, "set cert bad PEM", socket.SetCert(ctx, r, cPath, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), socket.ErrUnexpectedReply)
 	wantErr(t, "set cert", socket.SetCert(ctx, r, cPath, spaced), nil)
 	wantErr(t, "set cert update", socket.SetCert(ctx, r, cPath, string(bundle)), nil)
-	// 2.6.12 loads the payload of another path into the open transaction: SetCert aborts it.
+	// 2.6.12 loads the payload of another path into the open transaction: SetCert aborts it. 3.0+
+	// refuses ("The ongoing transaction is about …") and leaves the open transaction as it was.
 	wantErr(t, "set cert while another transaction is open", socket.SetCert(ctx, r, b.path("b.pem"), string(bundle)), socket.ErrBusy)
-	wantErr(t, "commit the aborted transaction", socket.CommitCert(ctx, r, cPath), socket.ErrNotFound)
+	if b.caps.Version.AtLeast(3, 0) {
+		wantErr(t, "abort the transaction left open", socket.AbortCert(ctx, r, cPath), nil)
+	} else {
+		wantErr(t, "commit the aborted transaction", socket.CommitCert(ctx, r, cPath), socket.ErrNotFound)
+	}
 	wantErr(t, "set cert once more", socket.SetCert(ctx, r, cPath, string(bundle)), nil)
 	wantErr(t, "commit cert", socket.CommitCert(ctx, r, cPath), nil)
 	wantErr(t, "commit cert again", socket.CommitCert(ctx, r, cPath), socket.ErrNotFound)

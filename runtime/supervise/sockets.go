@@ -49,7 +49,8 @@ func (s *Supervisor) waitReady(ctx context.Context, p *process) (time.Time, erro
 }
 
 // probeMaster asks the master CLI for `show proc` and checks that the master is pid (any when pid is
-// 0) and has a current worker.
+// 0) and has a worker serving (socket.ProcState.Serving: on 3.1+ a sidecar may meet a master whose
+// last reload failed, which lists its serving worker as old).
 func probeMaster(ctx context.Context, master *socket.Master, pid int) error {
 	ps, err := master.ShowProc(ctx)
 	if err != nil {
@@ -58,10 +59,10 @@ func probeMaster(ctx context.Context, master *socket.Master, pid int) error {
 	if pid != 0 && ps.Master.PID != pid {
 		return fmt.Errorf("master socket %s is served by pid %d, not %d", master.Path(), ps.Master.PID, pid)
 	}
-	if _, ok := ps.Current(); ok {
+	if _, ok := ps.Serving(); ok {
 		return nil
 	}
-	return fmt.Errorf("master socket %s: no current worker yet", master.Path())
+	return fmt.Errorf("master socket %s: no serving worker yet", master.Path())
 }
 
 // probeAdmin asks the admin socket for `show version` and checks that the answer is a version.

@@ -19,18 +19,17 @@ const maxDriftLogged = 10
 // procSnapshot is the process set of HAProxy as the controller last knew it.
 type procSnapshot struct {
 	master  int
-	workers []int // current (not old) worker PIDs, sorted
+	workers []int // the serving worker's PID (socket.ProcState.Serving), or none
 	reloads int
 }
 
+// snapshotOf records the serving worker rather than the "# workers" list: after a failed reload a
+// 3.1+ master lists the worker that keeps serving under "# old workers", which is no restart.
 func snapshotOf(ps socket.ProcState) *procSnapshot {
 	s := &procSnapshot{master: ps.Master.PID, reloads: ps.Master.Reloads}
-	for _, w := range ps.Workers {
-		if !w.Old {
-			s.workers = append(s.workers, w.PID)
-		}
+	if w, ok := ps.Serving(); ok {
+		s.workers = []int{w.PID}
 	}
-	slices.Sort(s.workers)
 	return s
 }
 

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -91,4 +93,32 @@ func TestRealHAProxyDriftAndExternalReload(t *testing.T) {
 		t.Fatalf("haroute_haproxy_workers = %v", got)
 	}
 	waitFor(t, wait, "healthy after the resync", func() bool { return c.Healthy(ctx) == nil })
+
+	// A reload someone else sent that failed: the worker that served keeps serving with its runtime
+	// state, so nothing is resynced (a 3.1+ master lists it under "# old workers" then).
+	good, err := os.ReadFile(hp.ConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hp.ConfigPath, append(slices.Clone(good), "\nbogus_keyword\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := master.ShowProc(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := master.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, wait, "the failed reload", func() bool {
+		ps, err := master.ShowProc(ctx)
+		return err == nil && ps.Master.Reloads > before.Master.Reloads
+	})
+	if err := os.WriteFile(hp.ConfigPath, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * c.DriftInterval) // several periodic show proc checks; none may see a restart
+	if got := value(t, c.Metrics.Reloads.WithLabelValues("Restart")); got != 1 {
+		t.Fatalf("haroute_reloads_total{reason=Restart} = %v after an external failed reload, want still 1", got)
+	}
 }
