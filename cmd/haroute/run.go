@@ -297,7 +297,7 @@ func (g *group) wait() error {
 // has stopped, a managed HAProxy included), or the failure that stopped the router.
 func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	opts := rc.settings.opts
-	src, statusWriter, err := a.newSource(rc)
+	src, statusQueue, err := a.newSource(rc)
 	if err != nil {
 		return err
 	}
@@ -392,8 +392,13 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 		Metrics:       controller.NewMetrics(),
 		Log:           a.log,
 	}
-	if statusWriter != nil {
-		ctl.Status = statusWriter
+	if statusQueue != nil {
+		// Status is written by its own worker, so that the sync loop never waits for the API server.
+		g.start(ctx, "route status", func(ctx context.Context) error {
+			statusQueue.Run(ctx)
+			return nil
+		})
+		ctl.Status = statusQueue
 	}
 	if statsLn != nil {
 		srv := &http.Server{Handler: controller.Handler(ctl), ReadHeaderTimeout: statsReadHeaderTimout}
@@ -417,9 +422,9 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	return nil
 }
 
-// newSource returns the folder or cluster source of rc, and the Route status writer (nil when status
-// is not written: folder mode, or --update-status=false).
-func (a *app) newSource(rc runConfig) (source.Source, *status.Writer, error) {
+// newSource returns the folder or cluster source of rc, and the queue that writes Route status (nil
+// when status is not written: folder mode, or --update-status=false); the caller runs both.
+func (a *app) newSource(rc runConfig) (source.Source, *status.Queue, error) {
 	if rc.manifests != "" {
 		return source.NewFolder(rc.manifests, a.log), nil, nil
 	}
@@ -450,11 +455,23 @@ func (a *app) newSource(rc runConfig) (source.Source, *status.Writer, error) {
 		NamespaceLabels: opts.NamespaceLabels,
 		Log:             a.log,
 	})
-	var w *status.Writer
-	if rc.updateStatus {
-		w = status.NewWriter(routes, opts.RouterName, rc.canonicalHostname, a.log)
+	if !rc.updateStatus {
+		return src, nil, nil
 	}
-	return src, w, nil
+	// Status writes get a client of their own: the informers' keeps client-go's default limit (5 QPS),
+	// which held a thousand status writes back for minutes. The queue paces the writes; its client
+	// allows twice that rate, so that client-go's limiter is never what holds status back and the
+	// re-reads after conflicts fit too.
+	pace := status.QueueOptions{QPS: status.DefaultQPS, Burst: status.DefaultBurst}
+	statusCfg := rest.CopyConfig(cfg)
+	statusCfg.QPS = 2 * pace.QPS
+	statusCfg.Burst = 2 * pace.Burst
+	statusRoutes, err := routeclientset.NewForConfig(statusCfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("route status client: %w", err)
+	}
+	w := status.NewWriter(statusRoutes, opts.RouterName, rc.canonicalHostname, a.log)
+	return src, status.NewQueue(w, pace), nil
 }
 
 // waitSynced waits until src has its first complete snapshot (true), or ctx ends (false).

@@ -86,10 +86,16 @@ func (w *Writer) clearOne(ctx context.Context, ns, name string) error {
 	}
 }
 
-// write sends an UpdateStatus for next, the attempt-th for its Route. written: the API took it;
-// done: nothing more to do (written, or the Route is gone); otherwise, without an error, it met a
-// conflict and may be tried again on a fresh copy.
+// write sends an UpdateStatus for next, the attempt-th for its Route, once the limiter (if any) lets
+// it through: every write, the first and those after a conflict, takes a token. written: the API
+// took it; done: nothing more to do (written, or the Route is gone); otherwise, without an error, it
+// met a conflict and may be tried again on a fresh copy.
 func (w *Writer) write(ctx context.Context, next *routev1.Route, attempt int) (written, done bool, err error) {
+	if w.limiter != nil {
+		if err := w.limiter.Wait(ctx); err != nil {
+			return false, true, fmt.Errorf("update status: wait for the rate limiter: %w", err)
+		}
+	}
 	_, err = w.client.RouteV1().Routes(next.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
 	switch {
 	case err == nil:

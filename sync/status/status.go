@@ -2,6 +2,9 @@
 // True for the Routes the router serves and False, with OpenShift's reason and message, for the
 // Routes it rejected. Entries of other routers are kept, and nothing is written when the entry
 // already says the same thing (the condition's LastTransitionTime aside).
+//
+// A Writer writes when it is called; a Queue (queue.go) puts it behind a worker goroutine, so that
+// the sync loop only records what to write and HAProxy never waits for the API server.
 package status
 
 import (
@@ -19,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
@@ -39,6 +43,9 @@ type Writer struct {
 	now func() time.Time
 	// maxAttempts bounds the UpdateStatus calls per Route and Apply.
 	maxAttempts int
+	// limiter, when set, is waited on before every UpdateStatus, so that a burst of status changes
+	// reaches the API server at a known pace (a Queue sets it); nil writes at once.
+	limiter flowcontrol.RateLimiter
 	// held are the Routes ("ns/name") this router has, or last found, an entry on: when one leaves
 	// the router's view, its entry is removed (clear.go).
 	held map[string]bool
