@@ -64,5 +64,6 @@ func (t *translator) buildBackend(a *admission) (model.Backend, []*rejection) {
 		}
 	}
 	sort.Slice(b.Servers, func(i, j int) bool { return b.Servers[i].Name < b.Servers[j].Name })
+	model.AssignServerIDs(b.Servers)
 	return b, warnings
 }

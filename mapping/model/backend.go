@@ -140,6 +140,11 @@ const (
 type Server struct {
 	// Name follows OpenShift: "pod:<pod>:<service>:<port-name>:<ip>:<port>".
 	Name string `json:"name" yaml:"name"`
+	// ID is HAProxy's server id (1–MaxServerID, unique in the backend), rendered and sent with
+	// `add server` so that a runtime server and a rendered one are the same to HAProxy: the `random`
+	// and consistent-hash balancers place a server by its id, and HAProxy 2.6 leaves a runtime server
+	// without an explicit id out of those trees. ServerIDs assigns it from the name.
+	ID int32 `json:"id" yaml:"id"`
 	// Addr is an IPv4 or IPv6 address (without brackets).
 	Addr string `json:"addr" yaml:"addr"`
 	Port int32  `json:"port" yaml:"port"`

@@ -107,6 +107,7 @@ func (b *Backend) validate() error {
 	if !slices.Contains(BalanceAlgorithms(), b.Balance) {
 		add("balance %q does not accept runtime servers", b.Balance)
 	}
+	ids := make(map[int32]string, len(b.Servers))
 	for i, s := range b.Servers {
 		if i > 0 && b.Servers[i-1].Name >= s.Name {
 			add("servers not sorted or duplicate at %q", s.Name)
@@ -122,6 +123,13 @@ func (b *Backend) validate() error {
 		}
 		if s.Weight < 0 || s.Weight > 256 {
 			add("server %q: weight %d out of 0-256", s.Name, s.Weight)
+		}
+		if s.ID < 1 || s.ID > MaxServerID {
+			add("server %q: id %d out of 1-%d", s.Name, s.ID, MaxServerID)
+		} else if other, dup := ids[s.ID]; dup {
+			add("server %q: id %d already used by %q", s.Name, s.ID, other)
+		} else {
+			ids[s.ID] = s.Name
 		}
 		switch s.State {
 		case StateReady, StateDrain, StateMaint:

@@ -16,8 +16,8 @@ func validConfig() *Config {
 		Backends: []Backend{{
 			Name: "be_http:ns:r", Kind: KindHTTP, Mode: ModeHTTP, Balance: "random",
 			Servers: []Server{
-				{Name: "pod:p1:svc:http:10.0.0.1:8080", Addr: "10.0.0.1", Port: 8080, Weight: 256, State: StateReady},
-				{Name: "pod:p2:svc:http:fd00::2:8080", Addr: "fd00::2", Port: 8080, Weight: 0, State: StateMaint},
+				{Name: "pod:p1:svc:http:10.0.0.1:8080", ID: 1, Addr: "10.0.0.1", Port: 8080, Weight: 256, State: StateReady},
+				{Name: "pod:p2:svc:http:fd00::2:8080", ID: MaxServerID, Addr: "fd00::2", Port: 8080, Weight: 0, State: StateMaint},
 			},
 		}},
 		Certificates: []Certificate{{Name: "ns:r.pem", PEM: "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n", SNI: []string{"a.example.com"}}},
@@ -37,6 +37,9 @@ func TestValidateRejects(t *testing.T) {
 		want   string
 	}{
 		"map key with a space":    {func(c *Config) { c.Maps[0].Entries[0].Key = "=a b" }, "whitespace"},
+		"server without an id":    {func(c *Config) { c.Backends[0].Servers[0].ID = 0 }, "id 0 out of"},
+		"server id too large":     {func(c *Config) { c.Backends[0].Servers[1].ID = MaxServerID + 1 }, "out of 1-"},
+		"server id twice":         {func(c *Config) { c.Backends[0].Servers[1].ID = 1 }, "already used by"},
 		"map key with a newline":  {func(c *Config) { c.Maps[0].Entries[1].Value = "be\nx" }, "whitespace"},
 		"unsorted map entries":    {func(c *Config) { e := c.Maps[0].Entries; e[0], e[1] = e[1], e[0] }, "not sorted"},
 		"unsorted maps":           {func(c *Config) { c.Maps[0], c.Maps[1] = c.Maps[1], c.Maps[0] }, "not sorted"},

@@ -473,7 +473,7 @@ func TestComputeRetriesDeferredDeletions(t *testing.T) {
 	live.Servers = append([]model.Server(nil), live.Servers...)
 	live.Servers[0].State = model.StateMaint
 	// ...and one on a retired backend.
-	leftover := model.Server{Name: "pod:old:svc:http:10.9.9.9:8080", Addr: "10.9.9.9", Port: 8080, Weight: 1, State: model.StateMaint}
+	leftover := model.Server{Name: "pod:old:svc:http:10.9.9.9:8080", ID: 9, Addr: "10.9.9.9", Port: 8080, Weight: 1, State: model.StateMaint}
 	applied.Backends = append(applied.Backends, model.Backend{Name: "be_http:app:gone", Kind: model.KindHTTP, Mode: model.ModeHTTP,
 		Balance: "random", CheckInterval: "5000ms", Retired: true, Servers: []model.Server{leftover}})
 	sort.Slice(applied.Backends, func(i, j int) bool { return applied.Backends[i].Name < applied.Backends[j].Name })
@@ -501,5 +501,55 @@ func TestComputeRetriesDeferredDeletions(t *testing.T) {
 	}
 	if gone := p.Next.Backend("be_http:app:gone"); gone == nil || !gone.Retired || len(gone.Servers) != 0 {
 		t.Fatalf("retired backend in Next: %+v", gone)
+	}
+}
+
+// TestComputeKeepsServerIDs: ids cannot change at runtime. A server HAProxy runs keeps its applied
+// id (and is not re-added), and a new server never takes an id another server of the backend still
+// holds — one being removed may stay while HAProxy defers its deletion.
+func TestComputeKeepsServerIDs(t *testing.T) {
+	in := baseInput(loadCerts(t))
+	d := translate(t, in, testOptions(2))
+	applied := plan.WithPool(d).Clone()
+	live := applied.Backend("be_http:app:plain")
+	if live == nil || len(live.Servers) != 2 {
+		t.Fatalf("fixture: be_http:app:plain has %+v", live)
+	}
+	old := live.Servers[0]
+	live.Servers[0].ID = 4242 // as if another name had taken its hashed id when it was added
+
+	// Unchanged desired: the applied id stays, nothing to do.
+	if p := plan.Compute(applied, d); p.NeedsReload() || len(p.Ops) != 0 || p.Next.Backend(live.Name).Servers[0].ID != 4242 {
+		t.Fatalf("plan for an unchanged state: %v %v, id %d", p.Structural, p.Ops, p.Next.Backend(live.Name).Servers[0].ID)
+	}
+
+	// The server goes and a new one arrives whose name hashes to the id the old one still holds.
+	d2 := d.Clone()
+	b := d2.Backend(live.Name)
+	added := old
+	added.Name, added.Addr, added.ID = "pod:new:svc:http:10.9.9.8:8080", "10.9.9.8", 4242
+	b.Servers = []model.Server{added, b.Servers[1]} // "pod:new…" sorts first
+	p := plan.Compute(applied, d2)
+	if p.NeedsReload() {
+		t.Fatalf("reload: %v", p.Structural)
+	}
+	got := p.Next.Backend(live.Name).Servers
+	if len(got) != 2 || got[0].Name != added.Name || got[0].ID == 4242 || got[1] != b.Servers[1] {
+		t.Fatalf("next servers %+v: want the new server under an id other than the held 4242, the other as it was", got)
+	}
+	var addedWith int32
+	for _, op := range p.Ops {
+		if o, ok := op.(plan.AddServer); ok && o.Server.Name == added.Name {
+			addedWith = o.Server.ID
+		}
+	}
+	if addedWith != got[0].ID {
+		t.Fatalf("add server with id %d, next has %d", addedWith, got[0].ID)
+	}
+	if err := p.Next.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if b.Servers[0].ID != 4242 {
+		t.Fatal("Compute changed desired")
 	}
 }

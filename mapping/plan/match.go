@@ -137,7 +137,8 @@ func matchBackends(applied, desired *model.Config) matching {
 		n := *a // options as applied (equal to desired's where matched)
 		switch d := served[i]; {
 		case d != nil:
-			n.Route, n.Spare, n.Retired, n.TLS, n.Servers = d.Route, a.Spare || d.Spare, d.Retired, d.TLS, d.Servers
+			n.Route, n.Spare, n.Retired, n.TLS = d.Route, a.Spare || d.Spare, d.Retired, d.TLS
+			n.Servers = keepServerIDs(a.Servers, d.Servers)
 			if a.Name != d.Name {
 				m.rename[d.Name] = a.Name
 			}

@@ -1,6 +1,58 @@
 package plan
 
-import "github.com/haroute/haroute/mapping/model"
+import (
+	"slices"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// keepServerIDs returns the desired servers of a backend with the ids HAProxy runs: a server that is
+// applied under the same name keeps its applied id (ids cannot change at runtime), and a new server
+// whose id is held by another applied server of the backend — one being removed, whose deletion
+// HAProxy may defer — takes the next free one (model.NextServerID). Both differ from Translate's ids
+// only after two names hashed to the same id; the next reload renders Translate's. desired is not
+// modified; it is returned as it is when nothing changes.
+func keepServerIDs(applied, desired []model.Server) []model.Server {
+	if len(applied) == 0 || len(desired) == 0 {
+		return desired
+	}
+	appliedID := make(map[string]int32, len(applied))
+	held := make(map[int32]bool, len(applied)+len(desired))
+	for _, s := range applied {
+		appliedID[s.Name] = s.ID
+		held[s.ID] = true
+	}
+	var out []model.Server
+	set := func(i int, id int32) {
+		if out == nil {
+			out = slices.Clone(desired)
+		}
+		out[i].ID = id
+	}
+	// Kept servers first, so that a new server cannot take an id one of them keeps.
+	for i, s := range desired {
+		if id, ok := appliedID[s.Name]; ok && id != s.ID {
+			set(i, id)
+		}
+	}
+	for i, s := range desired {
+		if _, ok := appliedID[s.Name]; ok {
+			continue
+		}
+		if held[s.ID] {
+			set(i, model.NextServerID(s.ID, func(id int32) bool { return !held[id] }))
+		}
+		if out != nil {
+			held[out[i].ID] = true
+		} else {
+			held[s.ID] = true
+		}
+	}
+	if out == nil {
+		return desired
+	}
+	return out
+}
 
 // serversOps returns the server operations between two backend lists of the same names (Diff steps 3
 // and 5): early holds, backend by backend in name order, the adds (with their health checks), the
@@ -17,8 +69,9 @@ func serversOps(from, to []model.Backend) (early, late []Op) {
 }
 
 // backendServerOps returns the server operations of one backend (see serversOps). A server is
-// identified by its name, which carries its address and port; a server whose address, port or
-// verified host changes under the same name is removed and added again.
+// identified by its name, which carries its address and port; a server whose address, port, id or
+// verified host changes under the same name is removed and added again (none of them can change at
+// runtime; the id only differs when someone re-added the server by hand).
 func backendServerOps(a, b *model.Backend) (early, late []Op) {
 	if len(a.Servers) == 0 && len(b.Servers) == 0 {
 		return nil, nil
@@ -48,7 +101,7 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 			i++
 			j++
 			switch {
-			case sa.Addr != sb.Addr || sa.Port != sb.Port || sa.VerifyHost != sb.VerifyHost:
+			case sa.Addr != sb.Addr || sa.Port != sb.Port || sa.ID != sb.ID || sa.VerifyHost != sb.VerifyHost:
 				remove(&adds, *sa)
 				add(*sb)
 				continue

@@ -20,12 +20,12 @@ func simConfig() *model.Config {
 			{Name: "be_http:ns:a", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", Route: "ns/a",
 				Cookie: &model.Cookie{Name: "c", Key: "k"},
 				Servers: []model.Server{
-					{Name: "s1", Addr: "10.0.0.1", Port: 80, Weight: 1, State: model.StateReady},
-					{Name: "s2", Addr: "10.0.0.2", Port: 80, Weight: 1, State: model.StateMaint},
+					{Name: "s1", ID: 11, Addr: "10.0.0.1", Port: 80, Weight: 1, State: model.StateReady},
+					{Name: "s2", ID: 12, Addr: "10.0.0.2", Port: 80, Weight: 1, State: model.StateMaint},
 				}},
 			{Name: "be_secure:ns:b", Kind: model.KindReencrypt, Mode: model.ModeHTTP, Balance: "random", Route: "ns/b",
 				TLS:     &model.BackendTLS{CAFile: "ns:b.pem"},
-				Servers: []model.Server{{Name: "s3", Addr: "10.0.0.3", Port: 443, Weight: 1, State: model.StateReady, VerifyHost: "b.ns.svc"}}},
+				Servers: []model.Server{{Name: "s3", ID: 13, Addr: "10.0.0.3", Port: 443, Weight: 1, State: model.StateReady, VerifyHost: "b.ns.svc"}}},
 		},
 		Certificates: []model.Certificate{{Name: "ns:a.pem", PEM: "A\n", SNI: []string{"a.example.com"}}},
 		CAFiles:      []model.CAFile{{Name: "ns:b.pem", PEM: "CA\n"}},
@@ -35,7 +35,7 @@ func simConfig() *model.Config {
 func TestSimulateRefuses(t *testing.T) {
 	a := simConfig()
 	plainBackend := a.Backends[0]
-	srv := model.Server{Name: "s9", Addr: "10.0.0.9", Port: 80, Weight: 1, State: model.StateReady}
+	srv := model.Server{Name: "s9", ID: 19, Addr: "10.0.0.9", Port: 80, Weight: 1, State: model.StateReady}
 	secure := a.Backends[1]
 	secure.TLS = &model.BackendTLS{CAFile: "ns:other.pem"}
 	unclaimed := a.Backends[1]
@@ -92,7 +92,7 @@ func TestSimulateApplies(t *testing.T) {
 		plan.SetCertificate{Cert: model.Certificate{Name: "ns:a.pem", PEM: "A2\n"}},
 		plan.DelCrtListEntry{Cert: "ns:a.pem"},
 		plan.AddCrtListEntry{Cert: model.Certificate{Name: "ns:a.pem", SNI: []string{"z.example.com"}, ALPN: "h2"}},
-		plan.AddServer{Backend: b, Server: model.Server{Name: "s0", Addr: "10.0.0.5", Port: 80, Weight: 7, State: model.StateReady, Service: "ns/x"}},
+		plan.AddServer{Backend: b, Server: model.Server{Name: "s0", ID: 10, Addr: "10.0.0.5", Port: 80, Weight: 7, State: model.StateReady, Service: "ns/x"}},
 		plan.EnableHealth{Backend: b.Name, Server: "s0"},
 		plan.SetServerState{Backend: b.Name, Server: "s0", State: model.StateReady},
 		plan.SetServerWeight{Backend: b.Name, Server: "s1", Weight: 9},
@@ -110,8 +110,8 @@ func TestSimulateApplies(t *testing.T) {
 	}
 	want := simConfig()
 	want.Backends[0].Servers = []model.Server{
-		{Name: "s0", Addr: "10.0.0.5", Port: 80, Weight: 7, State: model.StateReady, Service: "ns/x"},
-		{Name: "s1", Addr: "10.0.0.1", Port: 80, Weight: 9, State: model.StateReady},
+		{Name: "s0", ID: 10, Addr: "10.0.0.5", Port: 80, Weight: 7, State: model.StateReady, Service: "ns/x"},
+		{Name: "s1", ID: 11, Addr: "10.0.0.1", Port: 80, Weight: 9, State: model.StateReady},
 	}
 	want.Backends[1].Servers = []model.Server{}
 	want.Maps[0].Entries = []model.MapEntry{{Key: "0.example.com/", Value: b.Name}, {Key: "a.example.com/", Value: "be_x"}}
@@ -125,7 +125,7 @@ func TestSimulateApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A server added without a state op stays in maint.
-	got, err = plan.Simulate(a, []plan.Op{plan.AddServer{Backend: b, Server: model.Server{Name: "s5", Addr: "10.0.0.6", Port: 80, Weight: 1, State: model.StateReady}}})
+	got, err = plan.Simulate(a, []plan.Op{plan.AddServer{Backend: b, Server: model.Server{Name: "s5", ID: 15, Addr: "10.0.0.6", Port: 80, Weight: 1, State: model.StateReady}}})
 	if err != nil || got.Backends[0].Servers[2].State != model.StateMaint {
 		t.Fatalf("added server %+v, %v", got.Backends[0].Servers, err)
 	}

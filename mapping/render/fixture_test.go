@@ -128,7 +128,7 @@ func (f *fixture) model(t testing.TB) *model.Config {
 	target := func(name string) model.Server {
 		return model.Server{Name: name, Addr: f.backendAddr, Port: f.backendPort, Weight: 256, State: model.StateReady, Service: "ns1/svc"}
 	}
-	return &model.Config{
+	cfg := &model.Config{
 		Settings: model.Settings{
 			RouterName: "default", HTTPPort: f.httpPort, HTTPSPort: f.httpsPort, BindAddress: "127.0.0.1",
 			MaxConnections: 2000, Threads: 2, LoadBalanceAlgorithm: "random", TCPBalanceScheme: "source",
@@ -231,5 +231,14 @@ func (f *fixture) model(t testing.TB) *model.Config {
 			{Namespace: "ns1", Name: "edge", Host: "edge.example.com", Path: "/shop", Termination: "edge", InsecurePolicy: "Redirect", Backend: edge, Certificate: "ns1:edge.pem"},
 			{Namespace: "ns1", Name: "web", Host: "web.example.com", Backend: web},
 		},
+	}
+	withServerIDs(cfg)
+	return cfg
+}
+
+// withServerIDs gives the servers of a hand-built config the ids Translate would give them.
+func withServerIDs(cfg *model.Config) {
+	for i := range cfg.Backends {
+		model.AssignServerIDs(cfg.Backends[i].Servers)
 	}
 }

@@ -244,7 +244,8 @@ func (f *funcs) forwardedHeaders(b model.Backend) string {
 }
 
 // serverLine returns the complete "server" line of s in backend b (without indentation). Every
-// option is on the line (no default-server), so the same options work for "add server" at runtime.
+// option is on the line (no default-server), so the same options work for "add server" at runtime,
+// the explicit id included (see model.Server.ID).
 func (f *funcs) serverLine(b model.Backend, s model.Server) (string, error) {
 	if !model.ValidName(s.Name) {
 		return "", fmt.Errorf("server %q: invalid name", s.Name)
@@ -259,8 +260,11 @@ func (f *funcs) serverLine(b model.Backend, s model.Server) (string, error) {
 	if s.Weight < 0 || s.Weight > 256 {
 		return "", fmt.Errorf("server %q: weight %d out of 0-256", s.Name, s.Weight)
 	}
+	if s.ID < 1 || s.ID > model.MaxServerID {
+		return "", fmt.Errorf("server %q: id %d out of 1-%d", s.Name, s.ID, model.MaxServerID)
+	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "server %s %s weight %d", s.Name, addr, s.Weight)
+	fmt.Fprintf(&sb, "server %s %s id %d weight %d", s.Name, addr, s.ID, s.Weight)
 	if b.ServerMaxConn > 0 {
 		fmt.Fprintf(&sb, " maxconn %d", b.ServerMaxConn)
 	}

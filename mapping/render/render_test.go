@@ -202,7 +202,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 			"  http-response set-header Strict-Transport-Security max-age=31536000;includeSubDomains;preload if { ssl_fc }",
 			"  cookie edge_cookie insert indirect nocache httponly secure attr SameSite=Lax dynamic",
 			"  dynamic-cookie-key 0123456789abcdef",
-			"  server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 weight 0 maxconn 100 check inter 2s disabled",
+			"  server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 id 670168 weight 0 maxconn 100 check inter 2s disabled",
 		},
 		"backend be_http:ns1:web": {
 			"  option forwardfor if-none",
@@ -215,14 +215,14 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		},
 		"backend be_http:ns1:never": {`  http-request replace-path '^/n(.*)$' '/m\1'`},
 		"backend be_secure:ns2:re-default": {
-			"  server pod:rd-1:svc:https:127.0.0.9:2 127.0.0.9:2 weight 256 check inter 5000ms ssl verify required ca-file /etc/haroute/default-ca.pem verifyhost svc.ns2.svc sni str(svc.ns2.svc)",
+			"  server pod:rd-1:svc:https:127.0.0.9:2 127.0.0.9:2 id 734883 weight 256 check inter 5000ms ssl verify required ca-file /etc/haroute/default-ca.pem verifyhost svc.ns2.svc sni str(svc.ns2.svc)",
 		},
 		"backend be_tcp:ns3:pass": {
 			"  mode tcp", "  balance source", "  hash-type consistent", "  timeout tunnel 30m",
 			"  acl allowlist src 127.0.0.0/8", "  tcp-request content reject if !allowlist",
 			"  tcp-request content reject if { sc0_http_req_rate gt 30 }",
 		},
-		"backend be_tcp:ns3:pass6":  {"  server pod:pass6-1:svc:https:::1:5 [::1]:5 weight 128 check inter 5000ms"},
+		"backend be_tcp:ns3:pass6":  {"  server pod:pass6-1:svc:https:::1:5 [::1]:5 id 775271 weight 128 check inter 5000ms"},
 		"backend openshift_default": {"  mode http"},
 	} {
 		sec := section(t, out, header)
@@ -344,7 +344,7 @@ certPath: /srv/haproxy/router/certs/ns1:edge.pem
 caPath: /srv/haproxy/router/cacerts/ns2:re.pem
 bindAddr: unix@/srv/haproxy/run/a.sock true
 serverAddress: 127.0.0.2:8000
-serverLine: server pod:edge-1:svc:http:127.0.0.2:8000 127.0.0.2:8000 weight 256 maxconn 100 check inter 2s
+serverLine: server pod:edge-1:svc:http:127.0.0.2:8000 127.0.0.2:8000 id 341987 weight 256 maxconn 100 check inter 2s
 checkInterval: 2s
 forwardedHeaders: replace
 allowlistChunks: 2

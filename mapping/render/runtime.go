@@ -38,12 +38,20 @@ func PathsFor(cfg *model.Config, dir string) (RuntimePaths, error) {
 	}, nil
 }
 
+// RuntimeServerDefaults are the settings a configured server inherits from HAProxy's default-server
+// and a runtime one does not get on 2.6: idle connections kept for reuse without limit, purged after
+// 5 s (pool-max-conn -1, pool-purge-delay 5s). HAProxy 2.6 leaves them at 0 for a server added with
+// `add server`, which then opens a new connection to the pod for every request; 3.0+ gives runtime
+// servers these defaults itself, and sending them changes nothing there.
+const RuntimeServerDefaults = "pool-max-conn -1 pool-purge-delay 5s"
+
 // ServerSpec returns what follows "add server <backend>/<name>" at runtime for server s of backend b:
-// the address and every option of the rendered server line ("<addr>:<port> weight … check inter …
-// [ssl verify required ca-file … verifyhost … sni str(…)]"), without the state, since a server added
-// at runtime starts in maintenance. cfg supplies the CA files b may reference; dir is the HAProxy
-// directory the config was rendered for. Custom templates must render servers with the serverLine
-// helper so that a runtime server equals a rendered one.
+// the address and every option of the rendered server line ("<addr>:<port> id … weight … check inter
+// … [ssl verify required ca-file … verifyhost … sni str(…)]"), without the state, since a server added
+// at runtime starts in maintenance, followed by RuntimeServerDefaults. cfg supplies the CA files b may
+// reference; dir is the HAProxy directory the config was rendered for. Custom templates must render
+// servers with the serverLine helper and set no default-server, so that a runtime server equals a
+// rendered one.
 func ServerSpec(cfg *model.Config, dir string, b model.Backend, s model.Server) (string, error) {
 	dir, err := checkDir(dir)
 	if err != nil {
@@ -62,5 +70,5 @@ func ServerSpec(cfg *model.Config, dir string, b model.Backend, s model.Server) 
 	if !strings.HasPrefix(line, prefix) {
 		return "", fmt.Errorf("server %q: unexpected server line %q", s.Name, line)
 	}
-	return strings.TrimPrefix(line, prefix), nil
+	return strings.TrimPrefix(line, prefix) + " " + RuntimeServerDefaults, nil
 }

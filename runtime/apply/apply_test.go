@@ -19,6 +19,15 @@ import (
 type fakeHAProxy struct {
 	sent []string
 	fail map[string]string
+	// ver is the version show info reports (2.6.12 when empty).
+	ver string
+}
+
+func (f *fakeHAProxy) version() string {
+	if f.ver == "" {
+		return "2.6.12-1+deb12u4"
+	}
+	return f.ver
 }
 
 func (f *fakeHAProxy) Command(_ context.Context, cmd string) (string, error) {
@@ -38,6 +47,8 @@ func (f *fakeHAProxy) reply(cmd, payload string) string {
 	w := strings.Fields(cmd)
 	last := w[len(w)-1]
 	switch {
+	case cmd == "show info":
+		return "Name: HAProxy\nVersion: " + f.version() + "\nPid: 1\n"
 	case strings.HasPrefix(cmd, "add server"):
 		return "New server registered.\n"
 	case strings.HasPrefix(cmd, "set server") && w[3] == "addr":
@@ -80,7 +91,7 @@ func testConfig() *model.Config {
 		Backends: []model.Backend{{
 			Name: "be_secure:ns:r", Kind: model.KindReencrypt, Mode: model.ModeHTTP, Route: "ns/r", Balance: "roundrobin",
 			CheckInterval: "5000ms", TLS: &model.BackendTLS{CAFile: "ns:r.ca.pem"},
-			Servers: []model.Server{{Name: "pod:p:svc:https:10.0.0.1:8443", Addr: "10.0.0.1", Port: 8443, Weight: 3,
+			Servers: []model.Server{{Name: "pod:p:svc:https:10.0.0.1:8443", ID: 17, Addr: "10.0.0.1", Port: 8443, Weight: 3,
 				State: model.StateReady, VerifyHost: "svc.ns.svc"}},
 		}},
 		Certificates: []model.Certificate{{Name: "ns:r.pem", PEM: "CERT\nKEY\n", SNI: []string{"*.w.example.com", "r.example.com"}, ALPN: "h2,http/1.1"}},
@@ -101,15 +112,15 @@ func TestOpCommands(t *testing.T) {
 		op   plan.Op
 		want []string
 	}{
-		{plan.AddServer{Backend: b, Server: s}, []string{"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8443 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc sni str(svc.ns.svc)"}},
+		{plan.AddServer{Backend: b, Server: s}, []string{"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8443 id 17 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc sni str(svc.ns.svc) pool-max-conn -1 pool-purge-delay 5s"}},
 		{plan.DelServer{Backend: "b", Server: "s"}, []string{"del server b/s"}},
 		{plan.SetServerWeight{Backend: "b", Server: "s", Weight: 9}, []string{"set server b/s weight 9"}},
 		{plan.SetServerState{Backend: "b", Server: "s", State: model.StateDrain}, []string{"set server b/s state drain"}},
 		{plan.EnableHealth{Backend: "b", Server: "s"}, []string{"enable health b/s"}},
-		// With a cookie: added on a placeholder port, then moved to its own (HAProxy computes the
-		// server's dynamic cookie on that change).
-		{plan.AddServer{Backend: withCookie(b), Server: s}, []string{
-			"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8444 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc sni str(svc.ns.svc)",
+		// With a cookie, on 2.6: added on a placeholder port, then moved to its own (HAProxy
+		// computes the server's dynamic cookie on that change).
+		{plan.AddServer{Backend: withCookie(b), Server: s}, []string{"show info",
+			"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8444 id 17 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc sni str(svc.ns.svc) pool-max-conn -1 pool-purge-delay 5s",
 			"set server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 addr 10.0.0.1 port 8443"}},
 		{plan.AddMapEntry{Map: model.MapHTTP, Key: "=h/p", Value: "be"}, []string{"add map " + httpMap + " =h/p be"}},
 		{plan.SetMapEntry{Map: model.MapHTTP, Key: "h/", Value: "be"}, []string{"set map " + httpMap + " h/ be"}},
@@ -142,6 +153,41 @@ func TestOpCommands(t *testing.T) {
 		if res.Applied != 1 || res.Counts[OpName(c.op)] != 1 || len(res.Counts) != 1 || res.Session {
 			t.Errorf("%s: result %+v", c.op, res)
 		}
+	}
+}
+
+// TestAddServerWithCookieByVersion: 3.0+ computes a runtime server's dynamic cookie in add server, so
+// the placeholder port is only used on 2.6; the version is asked once per Apply.
+func TestAddServerWithCookieByVersion(t *testing.T) {
+	next := testConfig()
+	paths, _ := render.PathsFor(next, dir)
+	b := withCookie(next.Backends[0])
+	s1, s2 := b.Servers[0], b.Servers[0]
+	s2.Name, s2.ID = "pod:q:svc:https:10.0.0.2:8443", 18
+	s2.Addr = "10.0.0.2"
+	ops := []plan.Op{plan.AddServer{Backend: b, Server: s1}, plan.AddServer{Backend: b, Server: s2}}
+	for ver, want := range map[string][]string{
+		"2.6.12-1+deb12u4": {"show info", "add server", "set server", "add server", "set server"},
+		"3.0.11-1+deb13u4": {"show info", "add server", "add server"},
+		"3.4.7-1":          {"show info", "add server", "add server"},
+	} {
+		f := &fakeHAProxy{ver: ver}
+		if _, err := Apply(context.Background(), f, next, paths, dir, ops); err != nil {
+			t.Fatalf("%s: %v", ver, err)
+		}
+		var got []string
+		for _, c := range f.sent {
+			w := strings.Fields(c)
+			got = append(got, strings.Join(w[:min(2, len(w))], " "))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: sent %q, want %q", ver, f.sent, want)
+		}
+	}
+	// A version HAProxy does not tell makes the op fail (the caller reloads).
+	f := &fakeHAProxy{fail: map[string]string{"show info": "Unknown command.\n"}}
+	if _, err := Apply(context.Background(), f, next, paths, dir, ops); !errors.Is(err, ErrReloadRequired) {
+		t.Fatalf("without a version: %v, want ErrReloadRequired", err)
 	}
 }
 

@@ -22,6 +22,21 @@ type applier struct {
 	paths      render.RuntimePaths
 	dir        string
 	maxPayload int
+	// caps are HAProxy's capabilities, asked (show info) the first time an op depends on them.
+	caps *socket.Capabilities
+}
+
+// capabilities returns HAProxy's capabilities, asking once per Apply: a sidecar's HAProxy may be
+// replaced by another version while haroute runs.
+func (a *applier) capabilities(ctx context.Context) (socket.Capabilities, error) {
+	if a.caps == nil {
+		c, err := socket.DetectCapabilities(ctx, a.r)
+		if err != nil {
+			return socket.Capabilities{}, fmt.Errorf("haproxy version: %w", err)
+		}
+		a.caps = &c
+	}
+	return *a.caps, nil
 }
 
 // OpName returns the metric name of an operation's type, e.g. "add_server".
@@ -70,8 +85,15 @@ func (a *applier) apply(ctx context.Context, op plan.Op) error {
 			return fmt.Errorf("server spec: %w", err)
 		}
 		if o.Backend.Cookie != nil {
-			return addServerWithCookie(ctx, r, o.Backend.Name, o.Server.Name, spec)
+			caps, err := a.capabilities(ctx)
+			if err != nil {
+				return err
+			}
+			if !caps.AddServerSetsCookie {
+				return addServerWithCookie(ctx, r, o.Backend.Name, o.Server.Name, spec)
+			}
 		}
+		// 3.0+ computes a new server's dynamic cookie in add server (while it is in maintenance).
 		return socket.AddServer(ctx, r, o.Backend.Name, o.Server.Name, spec)
 	case plan.DelServer:
 		return socket.DelServer(ctx, r, o.Backend, o.Server)
@@ -231,7 +253,8 @@ func fileIn(dir, what, name string) (string, error) {
 }
 
 // addServerWithCookie adds a server (in maintenance) to a backend with a dynamic cookie so that it
-// has its cookie before it takes traffic. HAProxy 2.6 computes a runtime server's dynamic cookie only
+// has its cookie before it takes traffic, on HAProxy 2.6 (3.0+ computes it in add server, see
+// socket.Capabilities.AddServerSetsCookie). HAProxy 2.6 computes a runtime server's dynamic cookie only
 // when its address or port changes, or for every server of the backend on `enable dynamic-cookie
 // backend`; the latter replaces the cookies of servers in use while other threads read them (seen
 // on 2.6.12 as garbage Set-Cookie bytes under load). So the server is added with a placeholder port

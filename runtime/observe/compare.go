@@ -27,6 +27,9 @@ const (
 	ServerState DriftKind = "ServerState"
 	// ServerAddr: the server's address or port differs ("<addr>:<port>").
 	ServerAddr DriftKind = "ServerAddr"
+	// ServerID: the server's id differs (someone re-added it by hand): it places the server on the
+	// consistent-hash ring, so the server is re-added with its own.
+	ServerID DriftKind = "ServerID"
 	// MissingMapEntry: an applied key the live map lacks. Subject "<map> <key>".
 	MissingMapEntry DriftKind = "MissingMapEntry"
 	// ExtraMapEntry: a live key the applied map lacks, or a key the live map holds more than once.
@@ -107,6 +110,10 @@ func compareBackends(want, got []model.Backend) []Drift {
 			}
 			if a.Addr != o.Addr || a.Port != o.Port {
 				out = append(out, Drift{Kind: ServerAddr, Subject: subject, Want: addrPort(a), Got: addrPort(o)})
+			}
+			if a.ID != o.ID {
+				out = append(out, Drift{Kind: ServerID, Subject: subject,
+					Want: strconv.Itoa(int(a.ID)), Got: strconv.Itoa(int(o.ID))})
 			}
 			if a.Weight != o.Weight {
 				out = append(out, Drift{Kind: ServerWeight, Subject: subject,

@@ -28,11 +28,11 @@ func appliedFixture(t *testing.T) *model.Config {
 		},
 		Backends: []model.Backend{
 			{Name: "be_http:ns:api", Servers: []model.Server{
-				server("pod:a:svc:http:10.0.0.1:8080", "10.0.0.1", 8080, 1, model.StateReady),
-				server("pod:b:svc:http:10.0.0.2:8080", "10.0.0.2", 8080, 2, model.StateReady),
+				server("pod:a:svc:http:10.0.0.1:8080", 11, "10.0.0.1", 8080, 1, model.StateReady),
+				server("pod:b:svc:http:10.0.0.2:8080", 12, "10.0.0.2", 8080, 2, model.StateReady),
 			}},
 			{Name: "be_secure:ns:www", TLS: &model.BackendTLS{CAFile: "ns:www.pem"}, Servers: []model.Server{
-				server("pod:c:svc:http:fd00::3:8443", "fd00::3", 8443, 1, model.StateDrain),
+				server("pod:c:svc:http:fd00::3:8443", 13, "fd00::3", 8443, 1, model.StateDrain),
 			}},
 		},
 		Certificates: []model.Certificate{
@@ -56,10 +56,11 @@ func TestCompareListsEveryDrift(t *testing.T) {
 	a := appliedFixture(t)
 	o := a.Clone()
 	api := &o.Backends[0]
-	api.Servers[0].Weight = 7                                                           // weight
-	api.Servers[1].State = model.StateMaint                                             // state
-	api.Servers = append(api.Servers, server("x", "10.0.0.9", 80, 1, model.StateReady)) // extra
-	o.Backends[1].Servers[0].Port = 9443                                                // address
+	api.Servers[0].Weight = 7                                                               // weight
+	api.Servers[1].State = model.StateMaint                                                 // state
+	api.Servers = append(api.Servers, server("x", 19, "10.0.0.9", 80, 1, model.StateReady)) // extra
+	o.Backends[1].Servers[0].Port = 9443                                                    // address
+	api.Servers[1].ID = 99                                                                  // id
 	o.Backends[1].Servers = append(o.Backends[1].Servers[:0:0], o.Backends[1].Servers...)
 	m := &o.Maps[0]
 	m.Entries = []model.MapEntry{
@@ -89,6 +90,7 @@ func TestCompareListsEveryDrift(t *testing.T) {
 		{Kind: MapValue, Subject: "os_http_be.map =www.example.com/api", Want: "be_http:ns:api", Got: "be_http:ns:other"},
 		{Kind: MissingMapEntry, Subject: "os_http_be.map www.example.com/api/", Want: "be_http:ns:api"},
 		{Kind: ServerAddr, Subject: "be_secure:ns:www/pod:c:svc:http:fd00::3:8443", Want: "[fd00::3]:8443", Got: "[fd00::3]:9443"},
+		{Kind: ServerID, Subject: "be_http:ns:api/pod:b:svc:http:10.0.0.2:8080", Want: "12", Got: "99"},
 		{Kind: ServerState, Subject: "be_http:ns:api/pod:b:svc:http:10.0.0.2:8080", Want: "ready", Got: "maint"},
 		{Kind: ServerWeight, Subject: "be_http:ns:api/pod:a:svc:http:10.0.0.1:8080", Want: "1", Got: "7"},
 	}

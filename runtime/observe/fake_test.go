@@ -47,10 +47,10 @@ func TestObserveWithFakeRunner(t *testing.T) {
 	applied := &model.Config{
 		Maps: []model.MapFile{{Name: model.MapHTTP, Entries: []model.MapEntry{{Key: "a.example.com/", Value: "be_a"}}}},
 		Backends: []model.Backend{
-			{Name: "be_a", Servers: []model.Server{server("s1", "127.0.0.2", 80, 1, model.StateReady)}},
+			{Name: "be_a", Servers: []model.Server{server("s1", 1, "127.0.0.2", 80, 1, model.StateReady)}},
 			{Name: "be_empty"},
 			{Name: "be_tls", TLS: &model.BackendTLS{CAFile: "ns:ca.pem"}, Servers: []model.Server{
-				{Name: "t1", Addr: "127.0.0.5", Port: 443, Weight: 1, State: model.StateReady, Service: "ns/t", VerifyHost: "t.ns.svc"},
+				{Name: "t1", ID: 1, Addr: "127.0.0.5", Port: 443, Weight: 1, State: model.StateReady, Service: "ns/t", VerifyHost: "t.ns.svc"},
 			}},
 		},
 		Certificates: []model.Certificate{
@@ -64,7 +64,7 @@ func TestObserveWithFakeRunner(t *testing.T) {
 		"show servers state": stateHeader +
 			"3 be_a 1 s1 127.0.0.2 2 8 1 1 3 8 2 0 6 0 0 0 - 80 - 0 0 - - 0\n" +
 			"3 be_a 2 s0 127.0.0.9 2 1 4 1 3 8 2 0 6 0 0 0 - 81 - 0 0 - - 0\n" +
-			"5 be_tls 1 t1 127.0.0.5 2 0 1 1 3 8 2 0 6 0 0 0 - 443 - 1 0 - - 0\n",
+			"5 be_tls 7 t1 127.0.0.5 2 0 1 1 3 8 2 0 6 0 0 0 - 443 - 1 0 - - 0\n",
 		"show map /d/conf/os_http_be.map": "0x1 a.example.com/ be_a\n0x2 a.example.com/ be_x\n0x3 0.example.com/ be_a\n",
 		"show ssl crt-list /d/conf/cert_config.map": "# /d/conf/cert_config.map\n" +
 			"/d/router/certs/ns:a.pem [alpn h2 ] a.example.com\n" +
@@ -78,13 +78,16 @@ func TestObserveWithFakeRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// t1 was re-added by hand with another id.
+	t1 := applied.Backends[2].Servers[0]
+	t1.ID = 7
 	wantServers := [][]model.Server{
 		{
-			{Name: "s0", Addr: "127.0.0.9", Port: 81, Weight: 4, State: model.StateMaint},
-			{Name: "s1", Addr: "127.0.0.2", Port: 80, Weight: 1, State: model.StateDrain, Service: "ns/svc"},
+			{Name: "s0", ID: 2, Addr: "127.0.0.9", Port: 81, Weight: 4, State: model.StateMaint},
+			{Name: "s1", ID: 1, Addr: "127.0.0.2", Port: 80, Weight: 1, State: model.StateDrain, Service: "ns/svc"},
 		},
 		nil,
-		applied.Backends[2].Servers,
+		{t1},
 	}
 	for i, want := range wantServers {
 		if got := obs.Backends[i].Servers; !reflect.DeepEqual(got, want) {
@@ -113,7 +116,7 @@ func TestObserveWithFakeRunner(t *testing.T) {
 	wantKinds := []string{
 		"CAFile ns:ca.pem", "CAFile ns:stray.pem", "CrtList ns:b.pem", "CrtList ns:x.pem",
 		"ExtraMapEntry os_http_be.map 0.example.com/", "ExtraMapEntry os_http_be.map a.example.com/",
-		"ExtraServer be_a/s0", "ServerState be_a/s1",
+		"ExtraServer be_a/s0", "ServerID be_tls/t1", "ServerState be_a/s1",
 	}
 	if !reflect.DeepEqual(kinds, wantKinds) {
 		t.Errorf("drift %v\nwant %v", kinds, wantKinds)

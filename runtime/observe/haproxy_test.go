@@ -127,6 +127,12 @@ func TestObserveFindsAndRepairsDrift(t *testing.T) {
 	l.cmd(t, fmt.Sprintf("set server %s/%s weight 7", www.Name, www.Servers[0].Name), "")
 	l.cmd(t, fmt.Sprintf("set server %s/%s state maint", www.Name, www.Servers[1].Name), "")
 	l.cmd(t, "add server "+api.Name+"/extra 127.0.0.9:80", "New server registered.")
+	// The api server re-added by hand under another id (ids place servers on the hash ring).
+	as := api.Servers[0]
+	l.cmd(t, fmt.Sprintf("set server %s/%s state maint", api.Name, as.Name), "")
+	l.cmd(t, fmt.Sprintf("del server %s/%s", api.Name, as.Name), "Server deleted.")
+	l.cmd(t, fmt.Sprintf("add server %s/%s %s:%d id 77 weight %d", api.Name, as.Name, as.Addr, as.Port, as.Weight), "New server registered.")
+	l.cmd(t, fmt.Sprintf("set server %s/%s state ready", api.Name, as.Name), "")
 	other := l.ca.IssueBundle(t, "secure.example.com")
 	certPath := l.paths.CertDir + "/" + secure.Name
 	l.cmd(t, "set ssl cert "+certPath+" <<\n"+strings.TrimRight(string(other), "\n")+"\n\n", "Transaction")
@@ -139,6 +145,7 @@ func TestObserveFindsAndRepairsDrift(t *testing.T) {
 		{Kind: observe.ExtraServer, Subject: api.Name + "/extra", Got: "127.0.0.9:80"},
 		{Kind: observe.MapValue, Subject: model.MapHTTP + " =www.example.com/api", Want: "be_http:web:api", Got: "be_http:web:www"},
 		{Kind: observe.MissingMapEntry, Subject: model.MapHTTP + " www.example.com/api/", Want: "be_http:web:api"},
+		{Kind: observe.ServerID, Subject: api.Name + "/" + as.Name, Want: fmt.Sprint(as.ID), Got: "77"},
 		{Kind: observe.ServerState, Subject: www.Name + "/" + www.Servers[1].Name, Want: "ready", Got: "maint"},
 		{Kind: observe.ServerWeight, Subject: www.Name + "/" + www.Servers[0].Name, Want: fmt.Sprint(www.Servers[0].Weight), Got: "7"},
 	}

@@ -48,6 +48,6 @@ func selfSigned(t *testing.T, name string) (certPEM, keyPEM string) {
 		string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}))
 }
 
-func server(name, addr string, port, weight int32, state model.ServerState) model.Server {
-	return model.Server{Name: name, Addr: addr, Port: port, Weight: weight, State: state, Service: "ns/svc"}
+func server(name string, id int32, addr string, port, weight int32, state model.ServerState) model.Server {
+	return model.Server{Name: name, ID: id, Addr: addr, Port: port, Weight: weight, State: state, Service: "ns/svc"}
 }

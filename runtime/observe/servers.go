@@ -56,6 +56,7 @@ func observeServers(ctx context.Context, r socket.Runner, obs *model.Config) err
 	for _, s := range states {
 		live[s.Backend] = append(live[s.Backend], model.Server{
 			Name:   s.Server,
+			ID:     int32(s.ServerID),
 			Addr:   s.Addr,
 			Port:   int32(s.Port),
 			Weight: int32(s.UserWeight),

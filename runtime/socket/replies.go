@@ -62,6 +62,9 @@ var (
 	}
 	existsReplies = []string{
 		"Already exists a server with the same name in backend.", // add server
+		// add server with an id another server of the backend has (every version checks the id
+		// before the name): "'id' : custom id 12 already used at (null):0 ('server x')."
+		"already used at",
 		"already exists!", // new ssl cert / new ssl ca-file: "Certificate '…' already exists!"
 	}
 	busyReplies = []string{
