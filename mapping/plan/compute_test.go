@@ -311,25 +311,27 @@ func TestComputeClaimReleaseRetire(t *testing.T) {
 		t.Fatalf("want DelCAFile last, ops:\n%s", opsText(p.Ops))
 	}
 
-	// Re-adding the retired Route claims a spare again (a retired backend is not revived) and the
-	// released spare is claimed again, lowest name first.
+	// Re-adding the Routes: the retired one gets its own idle backend back (its clients keep their
+	// backend name and cookie), the other claims the released spare again.
 	applied3 := p.Next
 	d4 := translate(t, in2, opts)
 	p = plan.Compute(applied3, d4)
 	checkRuntimePlan(t, applied3, d4, p)
-	if b := p.Next.Backend("be_secure:app:secure"); !b.Retired || len(b.Servers) != 0 {
-		t.Fatalf("retired backend revived: %+v", b)
+	if b := p.Next.Backend("be_secure:app:secure"); b.Retired || b.Route != "app/secure" || len(b.Servers) == 0 || b.TLS == nil {
+		t.Fatalf("the returning Route's own backend is not serving it: %+v", b)
 	}
 	got := map[string]string{}
 	for _, r := range p.Next.Routes {
 		got[r.Name] = r.Backend
 	}
-	if got["secure"] != spareName || got["secure2"] != model.SpareBackendName(model.KindReencrypt, "random", 1) {
+	if got["secure"] != "be_secure:app:secure" || got["secure2"] != spareName {
 		t.Fatalf("claims %v", got)
 	}
 
-	// A third reencrypt Route exhausts the pool of two.
-	d5 := translate(t, withRoute(in2, newRoute("app", "secure3", "secure3.example.com", 11, withService("s-extra"),
+	// Two more new reencrypt Routes exhaust the pool of two (one spare is claimed).
+	in5 := withRoute(in2, newRoute("app", "secure3", "secure3.example.com", 11, withService("s-extra"),
+		withTLS(routev1.TLSTerminationReencrypt, ""), withDestCA(c.ca)))
+	d5 := translate(t, withRoute(in5, newRoute("app", "secure4", "secure4.example.com", 12, withService("s-extra"),
 		withTLS(routev1.TLSTerminationReencrypt, ""), withDestCA(c.ca))), opts)
 	p = plan.Compute(p.Next, d5)
 	if !reflect.DeepEqual(reasonKinds(p), []plan.ReasonKind{plan.PoolExhausted}) || p.Structural[0].Subject != "reencrypt/random" {
@@ -404,55 +406,42 @@ func TestComputeDoesNotModifyArguments(t *testing.T) {
 	}
 }
 
-// TestComputeMovesToSpareOnBalanceChange: a Route that gets an alternate backend switches to
-// roundrobin; HAProxy cannot change a backend's balance at runtime, so the Route moves to a free
-// roundrobin spare and its old backend is retired — no reload, no moment without a backend.
-func TestComputeMovesToSpareOnBalanceChange(t *testing.T) {
+// TestComputeBalanceChangeKeepsIdentity: a Route that gets an alternate backend switches to
+// roundrobin, which HAProxy cannot change at runtime. A Route HAProxy serves keeps its backend name
+// and cookie (its clients stay on their servers), so the change is a reload of its own backend, never
+// a move to a spare (which would rename it now and again at the next reload).
+func TestComputeBalanceChangeKeepsIdentity(t *testing.T) {
 	in := baseInput(loadCerts(t))
 	applied := plan.WithPool(translate(t, in, testOptions(2)))
 	d := translate(t, changeRoute(in, "app", "plain", withAlternate("s-extra", 50)), testOptions(2))
 	p := plan.Compute(applied, d)
-	if p.NeedsReload() {
-		t.Fatalf("reload: %v", p.Structural)
+	if want := []plan.Reason{{Kind: plan.BackendOptionsChanged, Subject: "be_http:app:plain", Detail: "balance"}}; !reflect.DeepEqual(p.Structural, want) {
+		t.Fatalf("reasons %v, want %v", p.Structural, want)
 	}
-	spare := model.SpareBackendName(model.KindHTTP, "roundrobin", 0)
-	moved := p.Next.Backend(spare)
-	if moved == nil || moved.Route != "app/plain" || moved.Balance != "roundrobin" || len(moved.Servers) == 0 {
-		t.Fatalf("the Route did not move to %s: %+v", spare, moved)
+	b := p.Next.Backend("be_http:app:plain")
+	if b == nil || b.Route != "app/plain" || b.Balance != "roundrobin" || b.Cookie == nil || b.Cookie.Name != model.DefaultCookieName(b.Name) {
+		t.Fatalf("after the reload the Route is not on its own backend with its cookie: %+v", b)
 	}
-	if old := p.Next.Backend("be_http:app:plain"); old == nil || !old.Retired || len(old.Servers) != 0 || old.Route != "" {
-		t.Fatalf("old backend not retired: %+v", old)
+	// The same from a claimed spare: the reload moves it to its own name (its one rename).
+	in2 := withRoute(in, newRoute("app", "fresh", "fresh.example.com", 30, withService("s-extra")))
+	d2 := translate(t, in2, testOptions(2))
+	p2 := plan.Compute(applied, d2)
+	if p2.NeedsReload() || routeInfo(p2.Next, "app/fresh").Backend == "be_http:app:fresh" {
+		t.Fatalf("a new Route did not claim a spare: %v", p2.Structural)
 	}
-	var setIdx, delIdx, addIdx = -1, -1, -1
-	for i, op := range p.Ops {
-		switch o := op.(type) {
-		case plan.AddServer:
-			if o.Backend.Name == spare && addIdx < 0 {
-				addIdx = i
-			}
-		case plan.SetMapEntry:
-			if o.Value == spare && setIdx < 0 {
-				setIdx = i
-			}
-		case plan.DelServer:
-			if o.Backend == "be_http:app:plain" {
-				delIdx = i
-			}
+	d3 := translate(t, changeRoute(in2, "app", "fresh", withAlternate("s-plain", 50)), testOptions(2))
+	if p3 := plan.Compute(p2.Next, d3); !p3.NeedsReload() || routeInfo(p3.Next, "app/fresh").Backend != "be_http:app:fresh" {
+		t.Fatalf("a Route on a spare whose options change: %v", p3.Structural)
+	}
+}
+
+func routeInfo(c *model.Config, key string) model.RouteInfo {
+	for _, r := range c.Routes {
+		if r.Namespace+"/"+r.Name == key {
+			return r
 		}
 	}
-	if addIdx < 0 || setIdx < 0 || delIdx < 0 || !(addIdx < setIdx && setIdx < delIdx) {
-		t.Fatalf("want servers added to the spare, then map entries switched, then old servers removed; got add %d, set %d, del %d in %v", addIdx, setIdx, delIdx, p.Ops)
-	}
-	sim, err := plan.Simulate(applied, p.Ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(plan.RuntimeView(sim), plan.RuntimeView(p.Next)) {
-		t.Fatal("Simulate(applied, ops) differs from Next")
-	}
-	if again := plan.Compute(p.Next, d); again.NeedsReload() || len(again.Ops) != 0 {
-		t.Fatalf("planning again from Next is not empty: %v %v", again.Structural, again.Ops)
-	}
+	return model.RouteInfo{}
 }
 
 // TestComputeRetriesDeferredDeletions: a server HAProxy refused to delete (connections attached)

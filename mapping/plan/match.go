@@ -31,13 +31,19 @@ type claimKey struct {
 }
 
 // matchBackends pairs every desired backend with the applied backend that serves it, claiming free
-// spares for new Routes whose options are the defaults, and derives Next's backends:
-//   - a desired backend matches the applied one of the same name that is not retired, or else the
-//     claimed spare serving the same Route with the same kind;
-//   - a match with other options moves to a free spare when the new options are a spare template
-//     (the old backend is released or retired), and is BackendOptionsChanged otherwise;
-//   - a new backend with spare options claims the free spare of its kind and balance with the lowest
-//     name (PoolExhausted when none is left), other new backends are NewBackend;
+// spares for new Routes whose options are the defaults, and derives Next's backends. A Route keeps
+// the name its clients know (and the cookie derived from it) whenever HAProxy already serves it:
+//   - a desired backend matches the applied one of the same name, or else the claimed spare serving
+//     the same Route with the same kind; an idle backend of the same name (retired: its Route was
+//     deleted or rejected) matches when its options fit, so a returning Route gets its own name back;
+//   - a match with other options is BackendOptionsChanged: the reload renders the Route's own backend
+//     with its new options. Moving it to a spare instead would rename it and change its cookie (twice:
+//     the next reload moves it back), so a Route that HAProxy serves never moves to a spare;
+//   - a new backend of a Route HAProxy serves under another name (its termination changed) is
+//     NewBackend too, for the same reason;
+//   - any other new backend — a Route HAProxy does not serve yet — with spare options claims the free
+//     spare of its kind and balance with the lowest name (PoolExhausted when none is left), and
+//     other new backends are NewBackend;
 //   - applied backends left over are released (claimed spares, back in the pool) or retired (backends
 //     under their own name), without servers and without Route (reencrypt ones without TLS settings,
 //     since their Route's CA file may go); free spares and retired backends stay as they are.
@@ -49,9 +55,13 @@ func matchBackends(applied, desired *model.Config) matching {
 	byName := make(map[string]int, len(applied.Backends))
 	claimed := map[claimKey]int{}
 	free := map[spareKey][]int{}
+	servedBy := map[string]string{} // Route → the applied backend that serves it
 	for i := range applied.Backends {
 		a := &applied.Backends[i]
 		byName[a.Name] = i
+		if a.Route != "" {
+			servedBy[a.Route] = a.Name
+		}
 		switch {
 		case a.Spare && a.Route == "":
 			k := spareKey{a.Kind, a.Balance}
@@ -81,36 +91,40 @@ func matchBackends(applied, desired *model.Config) matching {
 	served := make([]*model.Backend, len(applied.Backends)) // desired backend served by applied i
 	for j := range desired.Backends {
 		d := &desired.Backends[j]
+		if d.Spare || d.Retired || d.Route == "" {
+			i, ok := byName[d.Name]
+			switch {
+			case !ok || used[i]:
+				m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name, Detail: "spare, retired or Route-less backend unknown to the applied state"})
+			case len(optionDiff(&applied.Backends[i], d)) > 0:
+				m.reasons = append(m.reasons, Reason{Kind: BackendOptionsChanged, Subject: d.Name, Detail: strings.Join(optionDiff(&applied.Backends[i], d), ", ")})
+			default:
+				used[i], served[i] = true, d
+			}
+			continue
+		}
 		ai := -1
-		if i, ok := byName[d.Name]; ok && !used[i] && (!applied.Backends[i].Retired || d.Retired || d.Spare) {
-			ai = i
-		} else if i, ok := claimed[claimKey{d.Route, d.Kind}]; ok && d.Route != "" && !used[i] && !d.Spare && !d.Retired {
+		if i, ok := byName[d.Name]; ok && !used[i] {
+			if a := &applied.Backends[i]; !a.Retired || idleFits(a, d, appliedCA, modelCA) {
+				ai = i
+			}
+		}
+		if i, ok := claimed[claimKey{d.Route, d.Kind}]; ai < 0 && ok && !used[i] {
 			ai = i
 		}
 		if ai >= 0 {
 			a := &applied.Backends[ai]
 			used[ai] = true
-			diffs := optionDiff(a, d)
-			if len(diffs) == 0 {
+			if a.Retired || len(optionDiff(a, d)) == 0 {
 				served[ai] = d
 				continue
 			}
-			// Options changed: HAProxy cannot change them at runtime, but when the new options are a
-			// spare template (a Route that went from one Service to several switches to roundrobin, or
-			// back) the Route moves to a free spare of the new variant and its old backend is released
-			// or retired — the same as a new Route, with no reload.
-			k := spareKey{d.Kind, d.Balance}
-			if d.Spare || d.Retired || d.Route == "" || len(free[k]) == 0 || len(spareFit(&desired.Settings, d, appliedCA, modelCA)) > 0 {
-				m.reasons = append(m.reasons, Reason{Kind: BackendOptionsChanged, Subject: d.Name, Detail: strings.Join(diffs, ", ")})
-				continue
-			}
-			ai, free[k] = free[k][0], free[k][1:]
-			used[ai] = true
-			served[ai] = d
+			m.reasons = append(m.reasons, Reason{Kind: BackendOptionsChanged, Subject: d.Name, Detail: strings.Join(optionDiff(a, d), ", ")})
 			continue
 		}
-		if d.Spare || d.Retired || d.Route == "" {
-			m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name, Detail: "spare, retired or Route-less backend unknown to the applied state"})
+		if other, ok := servedBy[d.Route]; ok {
+			m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name,
+				Detail: "route " + d.Route + " is served by " + other + "; a spare would rename it twice"})
 			continue
 		}
 		if diffs := spareFit(&desired.Settings, d, appliedCA, modelCA); len(diffs) > 0 {

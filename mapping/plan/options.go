@@ -81,20 +81,36 @@ func spareFit(s *model.Settings, d *model.Backend, appliedCA, modelCA func(strin
 	}
 	tmpl := spareTemplate(s, d.Kind, d.Balance, d.Name)
 	tmpl.TLS = d.TLS // checked below
-	diffs := optionDiff(&tmpl, d)
+	return append(optionDiff(&tmpl, d), tlsFit(d, appliedCA, modelCA)...)
+}
+
+// idleFits reports whether an idle backend a (retired: its Route was deleted or rejected; without
+// servers, and a reencrypt one without TLS settings) can serve desired backend d again: the same
+// options, the CA file aside, which the match sets as a spare claim does when HAProxy can load it.
+func idleFits(a, d *model.Backend, appliedCA, modelCA func(string) bool) bool {
+	t := *a
+	t.TLS = d.TLS
+	return len(optionDiff(&t, d)) == 0 && len(tlsFit(d, appliedCA, modelCA)) == 0
+}
+
+// tlsFit says whether the TLS settings of a new desired backend d can go onto a backend HAProxy
+// runs without any (a spare, an idle backend): only a reencrypt backend has them, and its CA file
+// must be one HAProxy can load at runtime (in the model) or the default destination CA that an
+// applied backend uses already. nil when they can; else what keeps them from it.
+func tlsFit(d *model.Backend, appliedCA, modelCA func(string) bool) []string {
 	switch {
 	case d.Kind != model.KindReencrypt:
 		if d.TLS != nil {
-			diffs = append(diffs, "tls")
+			return []string{"tls"}
 		}
 	case d.TLS == nil:
-		diffs = append(diffs, "tls")
+		return []string{"tls"}
 	case strings.HasPrefix(d.TLS.CAFile, "/"):
 		if !appliedCA(d.TLS.CAFile) {
-			diffs = append(diffs, "tls (default destination CA "+d.TLS.CAFile+" is not loaded)")
+			return []string{"tls (default destination CA " + d.TLS.CAFile + " is not loaded)"}
 		}
 	case !modelCA(d.TLS.CAFile):
-		diffs = append(diffs, "tls (CA file "+d.TLS.CAFile+" is not in the model)")
+		return []string{"tls (CA file " + d.TLS.CAFile + " is not in the model)"}
 	}
-	return diffs
+	return nil
 }

@@ -7,7 +7,13 @@
 // holds, per backend kind and balance variant, SparePoolSize empty backends with default options. A
 // claimed spare keeps its name until the next reload, which renames it to the Route's own backend name
 // and refills the pool. Routes deleted at runtime leave their backend retired (empty, unreferenced)
-// until the next reload.
+// until the next reload; a Route that comes back meanwhile gets it again when its options fit.
+//
+// Identity: a Route HAProxy serves keeps its backend name — the name in stats, logs and metrics, and
+// the name its sticky cookie is derived from — through every runtime change and every reload its own
+// options do not force. Only a Route HAProxy does not serve yet may start on a spare (and is renamed
+// once, at the next reload); a served Route whose options or termination change is reloaded, never
+// moved to a spare.
 package plan
 
 import "github.com/haroute/haroute/mapping/model"

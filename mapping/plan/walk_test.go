@@ -236,7 +236,10 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 		case n < 18: // add a Route with default options
 			r := w.newRoute()
 			w.routes[r.key()] = r
-			if freeSpares(applied, r.kind(), r.balanceOf(s)) == 0 {
+			switch {
+			case idleOwn(applied, r, s):
+				return "route add (own idle backend)", expectRuntime
+			case freeSpares(applied, r.kind(), r.balanceOf(s)) == 0:
 				return "route add (pool empty)", expectation(plan.PoolExhausted)
 			}
 			return "route add", expectRuntime
@@ -244,6 +247,9 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 			r := w.newRoute()
 			r.balance = "leastconn"
 			w.routes[r.key()] = r
+			if idleOwn(applied, r, s) {
+				return "route add (annotated, own idle backend)", expectRuntime
+			}
 			return "route add (annotated)", expectation(plan.NewBackend)
 		case n < 30:
 			r := w.pick(nil)
@@ -253,13 +259,28 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 			delete(w.routes, r.key())
 			w.deleted = append(w.deleted, r)
 			return "route delete", expectRuntime
-		case n < 35:
+		case n < 33:
 			r := w.pick(nil)
 			if r == nil {
 				continue
 			}
 			r.host = fmt.Sprintf("h%d.%s.example.com", w.next(), r.ns)
 			return "host change", expectRuntime
+		case n < 35:
+			// Blue/green: two Routes of one namespace, termination and path swap their hosts; the map entries
+			// keep their keys and change value.
+			a := w.pick(nil)
+			if a == nil {
+				continue
+			}
+			b := w.pick(func(o *walkRoute) bool {
+				return o != a && o.ns == a.ns && o.term == a.term && o.path == a.path && o.host != a.host
+			})
+			if b == nil {
+				continue
+			}
+			a.host, b.host = b.host, a.host
+			return "host swap", expectRuntime
 		case n < 40:
 			r := w.pick(func(r *walkRoute) bool { return r.term != routev1.TLSTerminationPassthrough })
 			if r == nil {
@@ -299,7 +320,8 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 				r.refs = append(r.refs, walkRef{svc: w.pickService(r.ns, r.refs), weight: int32(1 + w.rng.Intn(256))})
 			}
 			if r.balanceOf(s) != before {
-				return "alternate backends (balance changes)", w.moveOutcome(applied, r, s)
+				// A served Route never moves to a spare: its own backend is reloaded.
+				return "alternate backends (balance changes)", expectation(plan.BackendOptionsChanged)
 			}
 			return "alternate backends", expectRuntime
 		case n < 68:
@@ -332,8 +354,9 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 			r.cert = []int{1, 2, 0}[(r.cert+w.rng.Intn(2))%3]
 			return "certificate rotation", expectRuntime
 		case n < 91:
-			// A new termination: another backend kind, so the Route moves to a spare of that kind
-			// and its map entries change value.
+			// A new termination: another backend kind and name. A served Route does not go through a
+			// spare (it would be renamed twice): a reload, unless its own backend of that kind is
+			// idle from an earlier termination and fits.
 			r := w.pick(func(r *walkRoute) bool { return r.term != routev1.TLSTerminationPassthrough })
 			if r == nil {
 				continue
@@ -347,13 +370,10 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 			if r.term == "" {
 				r.cert = 0
 			}
-			switch {
-			case r.balance != "":
-				return "termination change (annotated)", expectation(plan.NewBackend)
-			case freeSpares(applied, r.kind(), r.balanceOf(s)) == 0:
-				return "termination change (pool empty)", expectation(plan.PoolExhausted)
+			if idleOwn(applied, r, s) {
+				return "termination change (own idle backend)", expectRuntime
 			}
-			return "termination change", expectRuntime
+			return "termination change", expectation(plan.NewBackend)
 		case n < 94:
 			r := w.pick(nil)
 			if r == nil {
@@ -368,7 +388,7 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 			if r.balanceOf(s) == before {
 				return "balance annotation (same balance)", expectRuntime
 			}
-			return "balance annotation", w.moveOutcome(applied, r, s)
+			return "balance annotation", expectation(plan.BackendOptionsChanged)
 		case n < 95:
 			if w.opts.CheckInterval == "5000ms" {
 				w.opts.CheckInterval = "4s"
@@ -382,14 +402,11 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 	}
 }
 
-// moveOutcome is the expected outcome of a change of r's backend options: a move to a free spare
-// (runtime) when r's new options are a spare template (no annotation: the default or roundrobin
-// balance), else BackendOptionsChanged.
-func (w *walkWorld) moveOutcome(applied *model.Config, r *walkRoute, s *model.Settings) expectation {
-	if r.balance == "" && freeSpares(applied, r.kind(), r.balanceOf(s)) > 0 {
-		return expectRuntime
-	}
-	return expectation(plan.BackendOptionsChanged)
+// idleOwn reports whether the applied state holds r's own backend of its kind idle (retired) with the
+// balance r now has, which serves r again without a reload (the walk's other options are defaults).
+func idleOwn(applied *model.Config, r *walkRoute, s *model.Settings) bool {
+	b := applied.Backend(model.BackendName(r.kind(), r.ns, r.name))
+	return b != nil && b.Retired && b.Balance == r.balanceOf(s)
 }
 
 // freeSpares counts the unclaimed spares of a kind and balance.
