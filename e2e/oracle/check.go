@@ -20,12 +20,15 @@ type StepCheck struct {
 	Mismatches []Exchange
 	// Unserved: B did not serve a Route's own URL from the Route although it should.
 	Unserved []Exchange
+	// Feel: what a user would notice that the answers do not show (load spread, connection reuse,
+	// cookies, stickiness, the backend name a Route is served under); see Feel.
+	Feel     []string
 	Requests int
 }
 
 // Failed reports whether the step broke equivalence.
 func (c StepCheck) Failed() bool {
-	return len(c.ViewDiffs)+len(c.DriftA)+len(c.DriftB)+len(c.Mismatches)+len(c.Unserved) > 0
+	return len(c.ViewDiffs)+len(c.DriftA)+len(c.DriftB)+len(c.Mismatches)+len(c.Unserved)+len(c.Feel) > 0
 }
 
 // Describe formats the first max differences of each kind.
@@ -56,13 +59,15 @@ func (c StepCheck) Describe(max int) string {
 	section("drift of B from its files", c.DriftB)
 	section("different answers", exchanges(c.Mismatches))
 	section("routes B does not serve", exchanges(c.Unserved))
+	section("what users feel", c.Feel)
 	return b.String()
 }
 
 // CheckStep compares A (driven by d, reached through clientA) with B after a step: observed states
-// per Route, each against its own applied state, and the answers to the corpus of B's desired state.
-// owners maps backend names to Routes for this step.
-func CheckStep(ctx context.Context, d *Driver, clientA *testbed.Client, b *Fresh, owners map[string]string, workers int) (StepCheck, error) {
+// per Route, each against its own applied state, the answers to the corpus of B's desired state and,
+// with feel, what users feel (mutated names the Route the step changed). owners maps backend names to
+// Routes for this step.
+func CheckStep(ctx context.Context, d *Driver, clientA *testbed.Client, b *Fresh, owners map[string]string, workers int, feel *Feel, mutated string) (StepCheck, error) {
 	var c StepCheck
 	obsA, err := observe.Observe(ctx, d.Admin, d.Applied, d.Paths)
 	if err != nil {
@@ -91,5 +96,12 @@ func CheckStep(ctx context.Context, d *Driver, clientA *testbed.Client, b *Fresh
 	c.Requests = 2 * len(xs)
 	c.Mismatches = Mismatches(xs)
 	c.Unserved = Unserved(xs, b.Desired)
+	if feel != nil {
+		before := feel.Stats.Requests + feel.Stats.StickyChecks
+		if c.Feel, err = feel.Check(ctx, d, clientA, b, xs, mutated); err != nil {
+			return c, fmt.Errorf("probes: %w", err)
+		}
+		c.Requests += feel.Stats.Requests + feel.Stats.StickyChecks - before
+	}
 	return c, nil
 }

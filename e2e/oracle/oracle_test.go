@@ -44,6 +44,7 @@ func TestOracle(t *testing.T) {
 	drv := NewDriver(t, opts, bed.DefaultCertPEM)
 	clientA := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, nil)
 	stats := NewStats()
+	feel := NewFeel(bed.Addrs)
 	var freshTime, checkTime time.Duration
 
 	for step := 0; step <= steps; step++ {
@@ -56,7 +57,7 @@ func TestOracle(t *testing.T) {
 		stats.Record(m, res)
 		fail := func(format string, args ...any) {
 			t.Helper()
-			t.Logf("figures up to the failure: %s", stats.Summary())
+			t.Logf("figures up to the failure: %s\n%s", stats.Summary(), feel.Stats.String())
 			t.Fatalf("seed %d, step %d (%s)\nplan: %s\n"+format, append([]any{seed, step, m, DescribePlan(res.Plan, 40)}, args...)...)
 		}
 		if err != nil {
@@ -87,7 +88,7 @@ func TestOracle(t *testing.T) {
 		}
 		freshTime += time.Since(began)
 		began = time.Now()
-		chk, err := CheckStep(ctx, drv, clientA, b, wk.World.Owners(), askWorkers)
+		chk, err := CheckStep(ctx, drv, clientA, b, wk.World.Owners(), askWorkers, feel, m.Route)
 		checkTime += time.Since(began)
 		scope.Close()
 		if err != nil {
@@ -98,5 +99,5 @@ func TestOracle(t *testing.T) {
 			fail("%s", chk.Describe(maxShown))
 		}
 	}
-	t.Logf("oracle: %s\ntime starting B: %v; observing and asking: %v", stats.Summary(), freshTime.Round(time.Millisecond), checkTime.Round(time.Millisecond))
+	t.Logf("oracle: %s\nwhat users feel: %s\ntime starting B: %v; observing and asking: %v", stats.Summary(), feel.Stats.String(), freshTime.Round(time.Millisecond), checkTime.Round(time.Millisecond))
 }
