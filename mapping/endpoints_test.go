@@ -20,14 +20,15 @@ func TestServerWeights(t *testing.T) {
 		n    []int
 		want []int32
 	}{
-		{[]int32{100}, []int{3}, []int32{256}},
-		{[]int32{1}, []int{1}, []int32{256}},
+		// One active Service: weight 1, as OpenShift (the ring of random/source is weight × 16).
+		{[]int32{100}, []int{3}, []int32{1}},
+		{[]int32{1}, []int{1}, []int32{1}},
+		{[]int32{100, 0}, []int{2, 3}, []int32{1, 0}},   // weight 0 → 0
+		{[]int32{100, 200}, []int{2, 0}, []int32{1, 0}}, // no endpoints: not counted
 		{[]int32{0}, []int{2}, []int32{0}},
 		{[]int32{100, 100}, []int{1, 1}, []int32{256, 256}},
 		{[]int32{100, 50}, []int{2, 5}, []int32{256, 51}},  // r = 50, 10
 		{[]int32{50, 100}, []int{1, 4}, []int32{256, 128}}, // r = 50, 25
-		{[]int32{100, 0}, []int{2, 3}, []int32{256, 0}},    // weight 0 → 0
-		{[]int32{100, 200}, []int{2, 0}, []int32{256, 0}},  // no endpoints: not counted
 		{[]int32{1, 256}, []int{1000, 1}, []int32{1, 256}}, // tiny share floors at 1
 		{[]int32{3, 2, 1}, []int{1, 1, 1}, []int32{256, 171, 85}},
 		{[]int32{0, 0}, []int{1, 1}, []int32{0, 0}},
@@ -285,9 +286,9 @@ func TestServersNamesConditionsAndDedup(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s %s %d %d %s %s %s", s.Name, s.Addr, s.Port, s.Weight, s.State, s.Service, s.VerifyHost))
 		}
 		want := []string{
-			"pod::web::2001:db8::7:8080 2001:db8::7 8080 256 ready ns/web web.ns.svc",
-			"pod::web:http:10.0.0.4:8080 10.0.0.4 8080 256 ready ns/web web.ns.svc",
-			"pod:pod-a:web:http:10.0.0.1:8080 10.0.0.1 8080 256 ready ns/web web.ns.svc",
+			"pod::web::2001:db8::7:8080 2001:db8::7 8080 1 ready ns/web web.ns.svc",
+			"pod::web:http:10.0.0.4:8080 10.0.0.4 8080 1 ready ns/web web.ns.svc",
+			"pod:pod-a:web:http:10.0.0.1:8080 10.0.0.1 8080 1 ready ns/web web.ns.svc",
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
 			t.Fatalf("servers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
