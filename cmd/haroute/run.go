@@ -373,7 +373,9 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 
 	rl := reload.New(rc.checkBinary, rc.dir, master)
 	rl.MinInterval = rc.reloadInterval
-	upd := &apply.Updater{Dir: rc.dir, Render: ro, Admin: admin, Reloader: rl}
+	// The spare pool grows with bursts of new Routes (and shrinks back at a reload after a quiet
+	// time), so that a burst is served from spares with one refill reload rather than one per pool.
+	upd := &apply.Updater{Dir: rc.dir, Render: ro, Admin: admin, Reloader: rl, Demand: plan.NewDemand(opts.SparePoolSize)}
 	if preexisting {
 		a.log.Info("HAProxy was running before this configuration was written: the first sync reloads it")
 	} else {

@@ -21,9 +21,22 @@ import (
 //   - Otherwise Next is desired with claimed spares standing in for new Routes' backends (map entries
 //     and RouteInfo.Backend name the spare), released spares back in the pool, retired and free
 //     backends kept; Ops = Diff(applied, Next).
-func Compute(applied, desired *model.Config) Plan {
+func Compute(applied, desired *model.Config) Plan { return ComputeWith(applied, desired, Options{}) }
+
+// Options tune ComputeWith.
+type Options struct {
+	// PoolSizes sizes the spare pool a reload installs (nil: Settings.SparePoolSize).
+	PoolSizes PoolSizes
+	// Refill asks for a reload (PoolRefill) when a pool holds fewer free spares than PoolSizes
+	// gives it, so that new Routes keep finding spares; without it the pool only refills at reloads
+	// that happen anyway.
+	Refill bool
+}
+
+// ComputeWith is Compute with a spare pool sized by o, and optionally refilled.
+func ComputeWith(applied, desired *model.Config, o Options) Plan {
 	if applied == nil {
-		return Plan{Next: WithPool(desired), Structural: []Reason{{Kind: Initial}}}
+		return Plan{Next: WithPoolSizes(desired, o.PoolSizes), Structural: []Reason{{Kind: Initial}}}
 	}
 	reasons := settingsReasons(&applied.Settings, &desired.Settings)
 	reasons = append(reasons, frontendReasons(applied.Frontends, desired.Frontends)...)
@@ -32,8 +45,11 @@ func Compute(applied, desired *model.Config) Plan {
 		m = matchBackends(applied, desired)
 		reasons = append(reasons, m.reasons...)
 	}
+	if len(reasons) == 0 && o.Refill {
+		reasons = refillReasons(m.next, &desired.Settings, o.PoolSizes)
+	}
 	if len(reasons) > 0 {
-		return Plan{Next: WithPool(desired), Structural: sortReasons(reasons)}
+		return Plan{Next: WithPoolSizes(desired, o.PoolSizes), Structural: sortReasons(reasons)}
 	}
 	next := &model.Config{
 		Settings:     desired.Settings,
@@ -48,9 +64,22 @@ func Compute(applied, desired *model.Config) Plan {
 	if err != nil {
 		// Matching keeps names and options, so Diff cannot refuse; if it ever does, a reload is the
 		// safe way.
-		return Plan{Next: WithPool(desired), Structural: []Reason{{Kind: TemplateChanged, Detail: err.Error()}}}
+		return Plan{Next: WithPoolSizes(desired, o.PoolSizes), Structural: []Reason{{Kind: TemplateChanged, Detail: err.Error()}}}
 	}
 	return Plan{Next: next, Ops: ops}
+}
+
+// refillReasons returns a PoolRefill reason per pool whose free spares among backends are fewer than
+// its size.
+func refillReasons(backends []model.Backend, s *model.Settings, sizes PoolSizes) []Reason {
+	free := FreeSpares(&model.Config{Backends: backends})
+	var out []Reason
+	for _, k := range Pools(s) {
+		if want := sizes.size(s, k); free[k] < want {
+			out = append(out, Reason{Kind: PoolRefill, Subject: k.String(), Detail: fmt.Sprintf("%d free spares, %d wanted", free[k], want)})
+		}
+	}
+	return out
 }
 
 // settingsReasons returns a GlobalChanged reason per settings field that differs, RouterName aside

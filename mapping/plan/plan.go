@@ -54,6 +54,9 @@ const (
 	// TemplateChanged: the rendered config differs outside what the runtime path owns (reported by
 	// the caller that compares masked renders, e.g. after a custom template change).
 	TemplateChanged ReasonKind = "TemplateChanged"
+	// PoolRefill: the caller asked for the spare pool to be refilled ahead of demand (Options.Refill)
+	// and a pool holds fewer free spares than its size.
+	PoolRefill ReasonKind = "PoolRefill"
 )
 
 // Reason is one structural reason with the thing it concerns.

@@ -66,32 +66,79 @@ func freeSpare(s *model.Settings, k model.BackendKind, balance string, i int) mo
 }
 
 // WithPool returns desired as a reload installs it: every backend under its own name, no retired
-// backends, and a full spare pool (Settings.SparePoolSize per kind and balance variant).
+// backends, and a full spare pool (Settings.SparePoolSize per kind and balance variant); see
+// WithPoolSizes.
+func WithPool(desired *model.Config) *model.Config { return WithPoolSizes(desired, nil) }
+
+// PoolKey names one pool of spares: a backend kind and a balance algorithm.
+type PoolKey struct {
+	Kind    model.BackendKind
+	Balance string
+}
+
+func (k PoolKey) String() string { return string(k.Kind) + "/" + k.Balance }
+
+// PoolSizes gives the number of free spares a reload installs per pool; nil, or a result below
+// Settings.SparePoolSize, means Settings.SparePoolSize.
+type PoolSizes func(PoolKey) int
+
+// size returns the pool size of k under s.
+func (f PoolSizes) size(s *model.Settings, k PoolKey) int {
+	n := max(0, s.SparePoolSize)
+	if f != nil {
+		n = max(n, f(k))
+	}
+	return n
+}
+
+// WithPoolSizes returns desired as a reload installs it: every backend under its own name, no retired
+// backends, and a full spare pool.
 //
 // For every kind (http, edge, reencrypt, passthrough) and balance variant (the kind's settings default,
-// and roundrobin when that differs) the pool holds SparePoolSize free spares named
-// model.SpareBackendName(kind, balance, i), with the options Translate gives an annotation-free Route
-// of that kind and balance, the default cookie of the spare's own name, no servers and no Route.
-// Reencrypt spares have no TLS settings until claimed. The result shares read-only data (servers,
-// PEM strings) with desired; desired is not modified.
-func WithPool(desired *model.Config) *model.Config {
+// and roundrobin when that differs) the pool holds sizes(kind, balance) free spares (at least
+// Settings.SparePoolSize) named model.SpareBackendName(kind, balance, i), with the options Translate
+// gives an annotation-free Route of that kind and balance, the default cookie of the spare's own
+// name, no servers and no Route. Reencrypt spares have no TLS settings until claimed. The result
+// shares read-only data (servers, PEM strings) with desired; desired is not modified.
+func WithPoolSizes(desired *model.Config, sizes PoolSizes) *model.Config {
 	if desired == nil {
 		return nil
 	}
 	out := *desired
 	s := &desired.Settings
-	n := max(0, s.SparePoolSize)
-	out.Backends = make([]model.Backend, 0, len(desired.Backends)+n*len(kinds)*2)
+	out.Backends = make([]model.Backend, 0, len(desired.Backends)+max(0, s.SparePoolSize)*len(kinds)*2)
 	out.Backends = append(out.Backends, desired.Backends...)
 	for _, k := range kinds {
 		for _, balance := range balanceVariants(s, k) {
-			for i := 0; i < n; i++ {
+			for i := range sizes.size(s, PoolKey{k, balance}) {
 				out.Backends = append(out.Backends, freeSpare(s, k, balance, i))
 			}
 		}
 	}
 	sortBackends(out.Backends)
 	return &out
+}
+
+// FreeSpares counts the free (unclaimed) spares of each pool of cfg.
+func FreeSpares(cfg *model.Config) map[PoolKey]int {
+	out := map[PoolKey]int{}
+	for i := range cfg.Backends {
+		if b := &cfg.Backends[i]; b.Spare && b.Route == "" {
+			out[PoolKey{b.Kind, b.Balance}]++
+		}
+	}
+	return out
+}
+
+// Pools lists the pools a config's settings call for (every kind and balance variant), in order.
+func Pools(s *model.Settings) []PoolKey {
+	var out []PoolKey
+	for _, k := range kinds {
+		for _, balance := range balanceVariants(s, k) {
+			out = append(out, PoolKey{k, balance})
+		}
+	}
+	return out
 }
 
 func sortBackends(bs []model.Backend) {

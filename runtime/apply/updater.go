@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
@@ -21,6 +22,11 @@ import (
 // defers (connections attached) stay in the applied state as maint servers, so the next plan retries
 // them, and a server that desired brings back is re-enabled rather than re-added.
 //
+// A structural plan that the Reloader may not send yet (RELOAD_INTERVAL) is left for the caller to
+// plan again when it may (Outcome.ReloadAt), so that the reload carries the newest state rather than
+// files rendered before the wait. With a Demand, the spare pool grows with the rate of new Routes and
+// the Updater says when a pool should be refilled ahead of demand (Outcome.PoolLow, then Refill).
+//
 // An Updater is not safe for concurrent use; the controller calls Update from one loop.
 type Updater struct {
 	// Dir is the absolute HAProxy directory the files are written to.
@@ -30,9 +36,17 @@ type Updater struct {
 	Render   render.Options
 	Admin    *socket.Admin
 	Reloader *reload.Reloader
+	// Demand, when set, sizes the spare pool from the rate at which new Routes claim spares (see
+	// plan.Demand): the Updater records its claims and reports pools that run low (Outcome.PoolLow).
+	// Nil keeps every pool at Settings.SparePoolSize.
+	Demand *plan.Demand
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
 
 	applied *model.Config
 	cache   *render.BlockCache
+	// lastReload is how long the last reload took (render to confirmed worker).
+	lastReload time.Duration
 }
 
 // Outcome is what one Update did.
@@ -44,6 +58,13 @@ type Outcome struct {
 	Fallback error
 	// Result is what the runtime ops did (empty for a structural plan).
 	Result Result
+	// ReloadAt is set when the plan needs a reload that may not be sent before then (the Reloader's
+	// MinInterval, RELOAD_INTERVAL). Nothing was rendered or changed: call Update again at ReloadAt
+	// with the newest desired state, so that the reload carries every change made meanwhile.
+	ReloadAt time.Time
+	// PoolLow lists the spare pools that, at the rate new Routes claim them (Demand), run out before
+	// a refill could land: call Refill soon.
+	PoolLow []plan.PoolKey
 }
 
 // Applied returns the state HAProxy runs, as the Updater knows it (nil when unknown). Callers must
@@ -59,10 +80,42 @@ func (u *Updater) SetApplied(state *model.Config) { u.applied = state }
 func (u *Updater) Forget() { u.applied = nil }
 
 // Update brings HAProxy to desired (a Translate result). On an error the returned Outcome says how
-// far it got; when HAProxy's state may be anything, Applied is nil and the next Update reloads.
+// far it got; when HAProxy's state may be anything, Applied is nil and the next Update reloads. A
+// reload that may not be sent yet is not made (Outcome.ReloadAt).
 func (u *Updater) Update(ctx context.Context, desired *model.Config) (Outcome, error) {
-	out := Outcome{Plan: plan.Compute(u.applied, desired)}
+	return u.update(ctx, desired, false)
+}
+
+// Refill is Update that also refills the spare pool ahead of demand: a reload (plan.PoolRefill) when
+// a pool holds fewer free spares than Demand sizes it to. Call it after an Outcome with PoolLow.
+func (u *Updater) Refill(ctx context.Context, desired *model.Config) (Outcome, error) {
+	return u.update(ctx, desired, true)
+}
+
+// refillMargin is the least time a refill reload is expected to take, for PoolLow.
+const refillMargin = time.Second
+
+func (u *Updater) now() time.Time {
+	if u.Now != nil {
+		return u.Now()
+	}
+	return time.Now()
+}
+
+func (u *Updater) update(ctx context.Context, desired *model.Config, refill bool) (Outcome, error) {
+	now := u.now()
+	opts := plan.Options{Refill: refill && u.Demand != nil}
+	if u.Demand != nil {
+		opts.PoolSizes = u.Demand.Sizes(now)
+	}
+	out := Outcome{Plan: plan.ComputeWith(u.applied, desired, opts)}
 	next := out.Plan.Next
+	if out.Plan.NeedsReload() {
+		if at := u.Reloader.ReadyAt(); at.After(now) {
+			out.ReloadAt = at
+			return out, nil
+		}
+	}
 	ro := u.Render
 	ro.Dir = u.Dir
 	if ro.Cache == nil {
@@ -97,8 +150,46 @@ func (u *Updater) Update(ctx context.Context, desired *model.Config) (Outcome, e
 		out.Fallback = err
 		return out, u.reload(ctx, files, next, &out)
 	}
+	if u.Demand != nil {
+		for k, n := range claims(u.applied, next) {
+			u.Demand.Record(k, n, now)
+		}
+		out.PoolLow = u.lowPools(next, now)
+	}
 	u.applied = withDeferred(next, u.applied, res.Deferred)
 	return out, nil
+}
+
+// claims counts, per pool, the spares that next claims and applied had free.
+func claims(applied, next *model.Config) map[plan.PoolKey]int {
+	out := map[plan.PoolKey]int{}
+	for i := range next.Backends {
+		b := &next.Backends[i]
+		if !b.Spare || b.Route == "" {
+			continue
+		}
+		if a := applied.Backend(b.Name); a != nil && a.Route == "" {
+			out[plan.PoolKey{Kind: b.Kind, Balance: b.Balance}]++
+		}
+	}
+	return out
+}
+
+// lowPools returns the pools of next that Demand finds low, given how long a refill would take: the
+// wait until a reload may be sent, plus twice the last reload (at least refillMargin).
+func (u *Updater) lowPools(next *model.Config, now time.Time) []plan.PoolKey {
+	lead := max(refillMargin, 2*u.lastReload)
+	if at := u.Reloader.ReadyAt(); at.After(now) {
+		lead += at.Sub(now)
+	}
+	free := plan.FreeSpares(next)
+	var out []plan.PoolKey
+	for _, k := range plan.Pools(&next.Settings) {
+		if u.Demand.Low(k, free[k], now, lead) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // reload installs files with a validated reload. On success HAProxy runs next exactly (a reload drops
@@ -106,9 +197,9 @@ func (u *Updater) Update(ctx context.Context, desired *model.Config) (Outcome, e
 // worker serving the last good files; after a fallback, or when the outcome is unknown, the applied
 // state is unknown.
 func (u *Updater) reload(ctx context.Context, files []render.File, next *model.Config, out *Outcome) error {
-	_, err := u.Reloader.Reload(ctx, files)
+	res, err := u.Reloader.Reload(ctx, files)
 	if err == nil {
-		u.applied, out.Reloaded = next, true
+		u.applied, out.Reloaded, u.lastReload = next, true, res.Duration
 		return nil
 	}
 	if out.Fallback != nil || errors.Is(err, reload.ErrReloadTimeout) || !errors.Is(err, reload.ErrInvalidConfig) && !errors.Is(err, reload.ErrReloadFailed) {

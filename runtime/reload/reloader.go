@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/haroute/haroute/mapping/render"
@@ -63,7 +64,19 @@ type Reloader struct {
 
 	mu   sync.Mutex   // serialises Reload calls
 	ops  sync.RWMutex // write-held during a reload, read-held by runtime ops (HoldOps)
-	last time.Time    // when the last reload command was sent
+	last atomic.Int64 // when the last reload command was sent (unix nanoseconds; 0: never)
+}
+
+// ReadyAt returns when the next reload command may be sent: MinInterval after the last one, or the
+// zero time when at once. A caller that can wait should plan and render the reload when that time
+// comes, from the newest state it has then, rather than call Reload now and have it wait with files
+// rendered before the wait.
+func (r *Reloader) ReadyAt() time.Time {
+	last := r.last.Load()
+	if last == 0 || r.MinInterval <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, last).Add(r.MinInterval)
 }
 
 // New returns a Reloader with the default MinInterval and WaitTimeout.
@@ -142,7 +155,7 @@ func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, err
 		return Result{}, r.fail(fmt.Errorf("reload: show proc before the reload: %w", err), good)
 	}
 	reply, sendErr := r.send(ctx)
-	res := Result{Sent: r.last}
+	res := Result{Sent: time.Unix(0, r.last.Load())}
 	var after socket.ProcState
 	switch {
 	case sendErr == nil && reply.InProgress:
@@ -182,7 +195,7 @@ func (r *Reloader) send(ctx context.Context) (socket.ReloadReply, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.waitTimeout())
 	defer cancel()
 	for {
-		r.last = time.Now()
+		r.last.Store(time.Now().UnixNano())
 		reply, err := r.Master.Reload(ctx)
 		if err != nil || !reply.InProgress {
 			return reply, err
@@ -230,10 +243,11 @@ func (r *Reloader) waitTimeout() time.Duration {
 
 // waitInterval sleeps until MinInterval has passed since the last reload command, or ctx ends.
 func (r *Reloader) waitInterval(ctx context.Context) error {
-	if r.last.IsZero() || r.MinInterval <= 0 {
+	at := r.ReadyAt()
+	if at.IsZero() {
 		return nil
 	}
-	wait := time.Until(r.last.Add(r.MinInterval))
+	wait := time.Until(at)
 	if wait <= 0 {
 		return nil
 	}

@@ -60,8 +60,11 @@ const (
 
 // Updater brings HAProxy to a desired state; *apply.Updater implements it.
 type Updater interface {
-	// Update plans against the applied state and applies (ops or reload).
+	// Update plans against the applied state and applies (ops or reload); a reload it may not send
+	// yet is left undone (Outcome.ReloadAt).
 	Update(ctx context.Context, desired *model.Config) (apply.Outcome, error)
+	// Refill is Update that also refills the spare pool (after an Outcome with PoolLow).
+	Refill(ctx context.Context, desired *model.Config) (apply.Outcome, error)
 	// Applied is the state HAProxy runs as far as the Updater knows (nil: unknown).
 	Applied() *model.Config
 	// Forget declares the running state unknown: the next Update reloads from a full render.
@@ -70,7 +73,8 @@ type Updater interface {
 
 var _ Updater = (*apply.Updater)(nil)
 
-// StatusWriter writes Route status; *status.Writer implements it.
+// StatusWriter writes Route status; *status.Queue implements it (off the sync path: Apply only records
+// what to write), and so does *status.Writer (inline).
 type StatusWriter interface {
 	Apply(ctx context.Context, routes []*routev1.Route, cfg *model.Config, problems []mapping.Problem) error
 }

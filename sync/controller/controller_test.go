@@ -353,3 +353,52 @@ func TestDiffCounts(t *testing.T) {
 		t.Fatalf("from nothing: %+v", d)
 	}
 }
+
+// TestDeferredReloadCarriesNewestState: a reload that may not be sent yet (RELOAD_INTERVAL) is not
+// made with the files of the moment; the controller plans again when it may, from a fresh snapshot,
+// so changes made meanwhile ride along in the same reload.
+func TestDeferredReloadCarriesNewestState(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	c := newTestController(src, up)
+	c.Mode = ModeReload // every change is a reload
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	up.mu.Lock()
+	up.readyAt = time.Now().Add(400 * time.Millisecond)
+	up.mu.Unlock()
+	src.set(webInput("10.0.0.1", "10.0.0.2"))
+	waitFor(t, 3*time.Second, "the deferred reload", func() bool { return up.count("deferred") >= 1 })
+	src.set(webInput("10.0.0.1", "10.0.0.2", "10.0.0.3"))
+	waitFor(t, 5*time.Second, "the reload", func() bool { return up.count("update") == 2 })
+	updates, ev := up.snapshot()
+	if got := serversOf(updates[len(updates)-1], "demo", "web"); !slices.Equal(got, []string{"10.0.0.1", "10.0.0.2", "10.0.0.3"}) {
+		t.Fatalf("the reload carried servers %v, want the newest state's three (events %v)", got, ev)
+	}
+	for _, d := range updates {
+		if got := serversOf(d, "demo", "web"); len(got) == 2 {
+			t.Fatalf("the intermediate state was installed (events %v)", ev)
+		}
+	}
+	if got := value(t, c.Metrics.Reloads.WithLabelValues(ModeReload)); got != 2 {
+		t.Fatalf("haroute_reloads_total{reason=reload} = %v, want 2 (the initial one and one for both changes)", got)
+	}
+}
+
+// TestLowPoolIsRefilled: when an update reports a spare pool running low, the next sync refills it.
+func TestLowPoolIsRefilled(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	up.low = 1
+	c := newTestController(src, up)
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	src.set(webInput("10.0.0.1", "10.0.0.2"))
+	waitFor(t, 3*time.Second, "the refill", func() bool { return up.count("refill") == 1 })
+	time.Sleep(100 * time.Millisecond) // no further refill once the pool is not low
+	if _, ev := up.snapshot(); !slices.Equal(ev, []string{"update", "update", "refill"}) {
+		t.Fatalf("events %v", ev)
+	}
+}

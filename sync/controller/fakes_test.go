@@ -83,22 +83,44 @@ type fakeUpdater struct {
 	fail    int      // the next fail Updates return an error
 	// deferred makes the next Update report deferred deletions (retried by the controller).
 	deferred int
-	updated  chan struct{}
+	// readyAt, when in the future, is when a reload may be sent: an Update whose plan needs one
+	// before then reports ReloadAt and changes nothing, like apply.Updater.
+	readyAt time.Time
+	// low makes the next runtime Updates report a low spare pool.
+	low     int
+	updated chan struct{}
 }
 
 func newFakeUpdater() *fakeUpdater { return &fakeUpdater{updated: make(chan struct{}, 1000)} }
 
 func (u *fakeUpdater) Update(_ context.Context, desired *model.Config) (apply.Outcome, error) {
+	return u.update("update", desired)
+}
+
+func (u *fakeUpdater) Refill(_ context.Context, desired *model.Config) (apply.Outcome, error) {
+	return u.update("refill", desired)
+}
+
+func (u *fakeUpdater) update(event string, desired *model.Config) (apply.Outcome, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.events = append(u.events, "update")
 	defer func() { u.updated <- struct{}{} }()
 	if u.fail > 0 {
+		u.events = append(u.events, event)
 		u.fail--
 		return apply.Outcome{}, errors.New("injected failure")
 	}
 	p := plan.Compute(u.applied, desired)
+	if p.NeedsReload() && time.Now().Before(u.readyAt) {
+		u.events = append(u.events, "deferred")
+		return apply.Outcome{Plan: p, ReloadAt: u.readyAt}, nil
+	}
+	u.events = append(u.events, event)
 	out := apply.Outcome{Plan: p, Reloaded: p.NeedsReload(), Result: apply.Result{Counts: map[string]int{}}}
+	if !p.NeedsReload() && u.low > 0 {
+		u.low--
+		out.PoolLow = []plan.PoolKey{{Kind: model.KindHTTP, Balance: "random"}}
+	}
 	for _, op := range p.Ops {
 		out.Result.Counts[apply.OpName(op)]++
 		out.Result.Applied++

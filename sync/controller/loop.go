@@ -35,6 +35,11 @@ type loop struct {
 	forgetReason string
 	// driftAfterSync asks for a drift check right after the next successful sync (after a restart).
 	driftAfterSync bool
+	// reloadAt is when a reload the last sync needed may be sent (zero: none waits). The sync then
+	// runs again from a fresh snapshot, so that the reload carries every change made meanwhile.
+	reloadAt time.Time
+	// refill: a spare pool runs low for the rate of new Routes; the next sync refills it.
+	refill bool
 	// procs is the worker set last seen (after our own reloads), for restart detection.
 	procs *procSnapshot
 	// waitingLogged: the "waiting for the source" line was written.
@@ -159,6 +164,10 @@ func (l *loop) fire(ctx context.Context) {
 	l.retrying = false
 	l.retry.Reset()
 	switch {
+	case !l.reloadAt.IsZero():
+		l.soon(now, l.reloadAt.Sub(now))
+	case l.refill:
+		l.soon(now, 0)
 	case l.deferredPending:
 		l.soon(now, deferredRetry)
 	case l.statusPending:

@@ -70,7 +70,7 @@ func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 	}
 	rep.changed = l.lastDesired == nil || !reflect.DeepEqual(desired, l.lastDesired)
 	rep.delta = diff(l.lastDesired, desired)
-	if rep.changed || l.deferredPending || c.Updater.Applied() == nil {
+	if rep.changed || l.deferredPending || l.refill || c.Updater.Applied() == nil {
 		if err := l.update(ctx, desired, rep); err != nil {
 			return err
 		}
@@ -100,9 +100,18 @@ func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncRepor
 	}
 	rep.updated = true
 	start := time.Now()
-	out, err := c.Updater.Update(ctx, desired)
+	update := c.Updater.Update
+	if l.refill {
+		update = c.Updater.Refill
+	}
+	out, err := update(ctx, desired)
 	took := time.Since(start)
 	rep.outcome = out
+	l.reloadAt = out.ReloadAt
+	if !out.ReloadAt.IsZero() {
+		// Nothing changed: plan again from a fresh snapshot when the reload may be sent.
+		return nil
+	}
 	if out.Reloaded {
 		rep.reloadReason = l.reloadReason(out)
 	}
@@ -115,6 +124,7 @@ func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncRepor
 	}
 	l.lastDesired = desired
 	l.deferredPending = len(out.Result.Deferred) > 0
+	l.refill = len(out.PoolLow) > 0
 	if out.Reloaded {
 		l.forgetReason = ""
 		l.refreshProcs(ctx)
@@ -134,6 +144,8 @@ func (l *loop) recordOutcome(out apply.Outcome, err error, took time.Duration) {
 	case out.Reloaded:
 		m.Reloads.WithLabelValues(l.reloadReason(out)).Inc()
 		m.ReloadSeconds.Observe(took.Seconds())
+	case err == nil && !out.ReloadAt.IsZero():
+		// Planned only: the reload waits for the reload interval.
 	case err == nil:
 		// Plan, render and write-through: the Update's time without its runtime ops.
 		m.WriteConfigSeconds.Observe(max(took-out.Result.Duration, 0).Seconds())
@@ -177,6 +189,12 @@ func (l *loop) logSync(rep syncReport, err error) {
 	}
 	if rep.reloadReason != "" {
 		attrs = append(attrs, "reloadReason", rep.reloadReason)
+	}
+	if at := rep.outcome.ReloadAt; !at.IsZero() {
+		attrs = append(attrs, "reloadIn", time.Until(at).Round(time.Millisecond))
+	}
+	if len(rep.outcome.PoolLow) > 0 {
+		attrs = append(attrs, "sparePoolLow", fmt.Sprint(rep.outcome.PoolLow))
 	}
 	if rep.outcome.Fallback != nil {
 		attrs = append(attrs, "fallback", rep.outcome.Fallback.Error())
