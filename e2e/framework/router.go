@@ -75,6 +75,15 @@ func (c *Cluster) StartRouter(t *testing.T, env ...string) *Router {
 	return r
 }
 
+// StartRouterArgs is StartRouter with extra `haroute run` flags (they override the harness's own, e.g.
+// "--reload-interval 5s" for OpenShift's default instead of the harness's 0s).
+func (c *Cluster) StartRouterArgs(t *testing.T, args []string, env ...string) *Router {
+	t.Helper()
+	r := c.newRouter(t)
+	r.launch(c, env, append([]string{"--managed-haproxy=" + testbed.HAProxyBinary()}, args...)...)
+	return r
+}
+
 // StartSidecarRouter runs haroute the way a sidecar deployment does: `haroute run --once` writes the
 // first configuration (the init container), the test starts HAProxy on it (`haproxy -W -S …`, the
 // HAProxy container), then haroute runs with only the shared directory and its sockets.

@@ -53,9 +53,17 @@ func (b *LogBuffer) String() string {
 	return fmt.Sprintf("%s\n[%d bytes of output dropped]\n%s", b.head.String(), b.dropped, b.tail)
 }
 
+// HarouteEnv names the environment variable that makes the suites run a given haroute binary
+// instead of building the working tree's (to compare two versions on the same scenario).
+const HarouteEnv = "HAROUTE_BINARY"
+
 // BuildHaroute builds the haroute binary into a new temporary directory, for a TestMain; remove
-// deletes the directory. Suites that run `haroute run` as a child process share it.
+// deletes the directory. Suites that run `haroute run` as a child process share it. With
+// $HAROUTE_BINARY set, that binary is used as it is.
 func BuildHaroute() (path string, remove func(), err error) {
+	if p := os.Getenv(HarouteEnv); p != "" {
+		return p, func() {}, nil
+	}
 	dir, err := os.MkdirTemp("", "haroute-e2e-bin-")
 	if err != nil {
 		return "", nil, fmt.Errorf("build haroute: %w", err)
