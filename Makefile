@@ -21,6 +21,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Newer HAProxy series for the test matrix, from Debian's suites (series:suite); bookworm's 2.6 is the
 # system's /usr/sbin/haproxy. Tests choose the binary through HAROUTE_HAPROXY.
 HAPROXY_SERIES := 3.0:trixie 3.2:sid 3.4:experimental
+HAPROXY_MATRIX := $(foreach s,$(HAPROXY_SERIES),$(firstword $(subst :, ,$(s))))
 
 .PHONY: help build haproxy haproxy-versions iproute2 demo test unit render-example fmt clean e2e-bin
 
@@ -44,7 +45,7 @@ iproute2: ## install Debian's iproute2 (ip netns, for the e2e pod networks) when
 demo: build haproxy ## run haroute demo: HAProxy on 127.0.0.1:8080/8443 with example Routes and local backends (DEMO_ARGS to change)
 	$(BIN)/haroute demo $(DEMO_ARGS)
 
-test: unit e2e ## the whole suite: unit and integration tests, then the e2e scenarios (as root)
+test: unit e2e matrix ## the whole suite: unit and integration tests and e2e on 2.6, then the HAProxy matrix (as root)
 
 unit: haproxy ## go vet and the tests of ./... (unit, and integration with the real haproxy)
 	$(GO) vet ./...
@@ -65,6 +66,26 @@ e2e-bin: $(E2E_BINS) ## build bin/kube-apiserver and bin/etcd from e2e/tools (ke
 $(E2E_BINS): $(BIN)/%: $(E2E_TOOLS)/go.mod $(E2E_TOOLS)/go.sum $(E2E_TOOLS)/cmd/%/main.go
 	@mkdir -p $(BIN)
 	cd $(E2E_TOOLS) && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(abspath $@) ./cmd/$*
+
+# The HAProxy version matrix: bookworm's 2.6 runs everything above; each newer series runs the
+# integration tests and a shorter oracle walk, and 3.2 (OpenShift's default, the official image) the
+# cluster scenarios too.
+MATRIX_PACKAGES := ./runtime/... ./mapping/render/ ./mapping/plan/ ./sync/controller/ ./e2e/traffic/ ./e2e/run/
+MATRIX_ORACLE_STEPS ?= 100
+MATRIX_E2E_SERIES := 3.2
+
+.PHONY: matrix
+matrix: haproxy-versions build iproute2 e2e-bin ## integration tests and the oracle on HAProxy 3.0, 3.2 and 3.4; the cluster e2e scenarios on 3.2
+	@set -e; for v in $(HAPROXY_MATRIX); do \
+		bin=$(abspath $(BIN))/haproxy-$$v; \
+		echo "== HAProxy $$v: integration tests and the oracle ($(MATRIX_ORACLE_STEPS) steps)"; \
+		HAROUTE_HAPROXY=$$bin $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(MATRIX_PACKAGES); \
+		HAROUTE_HAPROXY=$$bin $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./e2e/oracle/ -oracle.steps $(MATRIX_ORACLE_STEPS); \
+	done
+	@set -e; for v in $(MATRIX_E2E_SERIES); do \
+		echo "== HAProxy $$v: cluster e2e scenarios"; \
+		HAROUTE_HAPROXY=$(abspath $(BIN))/haproxy-$$v $(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./e2e/framework/... ./e2e/cluster/...; \
+	done
 
 fmt: ## gofmt every Go file
 	$(GO) fmt ./...
