@@ -3,6 +3,7 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"os"
@@ -31,7 +32,9 @@ const (
 
 // TestRouteBurst: each Route of the burst is served within moments of its creation (figures logged:
 // p50 and max from create to first answer), HAProxy reloads at most burstMaxReloads times, and Route
-// status (written off the sync path) reaches every new Route.
+// status (written off the sync path) reaches every new Route. HAROUTE_BURST_MODE=reload runs the same
+// trace with --mode reload (every change a reload, the stock router's way) for comparison; the reload
+// bound does not apply then.
 func TestRouteBurst(t *testing.T) {
 	existing := burstExisting
 	if v, err := strconv.Atoi(os.Getenv("HAROUTE_BURST_EXISTING")); err == nil && v >= 0 {
@@ -45,7 +48,8 @@ func TestRouteBurst(t *testing.T) {
 	for i := range existing {
 		c.CreateRoute(t, ns, fmt.Sprintf("old-%d", i), fmt.Sprintf("old-%d.e2e.test", i), "burst")
 	}
-	r := c.StartRouterArgs(t, []string{"--reload-interval", "5s"})
+	mode := cmp.Or(os.Getenv("HAROUTE_BURST_MODE"), "runtime")
+	r := c.StartRouterArgs(t, []string{"--reload-interval", "5s", "--mode", mode})
 	for i := range existing {
 		r.WaitAnswer(fmt.Sprintf("old-%d.e2e.test", i), "/", http.StatusOK, "burst-pod")
 	}
@@ -81,10 +85,10 @@ func TestRouteBurst(t *testing.T) {
 	if sorted[0] < 0 {
 		t.Fatalf("a Route of the burst was not served within %v", framework.WaitTimeout)
 	}
-	t.Logf("burst of %d Routes %v apart over %d existing: first answer p50 %v, p90 %v, max %v; %d reloads",
-		burstRoutes, burstSpacing, existing, sorted[len(sorted)/2].Round(time.Millisecond),
+	t.Logf("burst of %d Routes %v apart over %d existing, --mode %s: first answer of the first Route %v; p50 %v, p90 %v, max %v; %d reloads",
+		burstRoutes, burstSpacing, existing, mode, latency[0].Round(time.Millisecond), sorted[len(sorted)/2].Round(time.Millisecond),
 		sorted[len(sorted)*9/10].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), reloads)
-	if reloads > burstMaxReloads {
+	if mode == "runtime" && reloads > burstMaxReloads {
 		t.Errorf("%d reloads for the burst, want at most %d", reloads, burstMaxReloads)
 	}
 	for i := range burstRoutes {

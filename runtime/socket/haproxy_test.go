@@ -191,7 +191,15 @@ func TestServersOnHAProxy(t *testing.T) {
 					break
 				}
 			}
-			wantErr(t, "set port unchanged", socket.SetServerPort(ctx, r, "be_http", srv+"-nc", "127.0.0.3", dyn.Port+1), socket.ErrUnexpectedReply)
+			err := socket.SetServerPort(ctx, r, "be_http", srv+"-nc", "127.0.0.3", dyn.Port+1)
+			wantErr(t, "set port unchanged", err, socket.ErrUnexpectedReply)
+			unchanged := "no need to change the addr, no need to change the port by 'stats socket command'"
+			if b.caps.NothingChangedReply {
+				unchanged = "nothing changed"
+			}
+			if ce := (*socket.CommandError)(nil); errors.As(err, &ce) && strings.TrimSpace(ce.Reply) != unchanged {
+				t.Errorf("set port unchanged answered %q, want %q on %s", ce.Reply, unchanged, b.caps.Version)
+			}
 			wantErr(t, "set port unknown", socket.SetServerPort(ctx, r, "be_http", "nope", "127.0.0.3", dyn.Port), socket.ErrNotFound)
 			wantErr(t, "weight", socket.SetServerWeight(ctx, r, "be_http", srv, 7), nil)
 			wantErr(t, "weight unknown", socket.SetServerWeight(ctx, r, "be_http", "nope", 7), socket.ErrNotFound)

@@ -73,12 +73,6 @@ type Capabilities struct {
 	// AddServerRefusesEnabled (3.0+): `add server … enabled` is refused (2.6 accepts it and starts the
 	// server outside maintenance).
 	AddServerRefusesEnabled bool
-	// RuntimeServersBalanced (3.0+): a server added without an explicit `id` joins the `random` and
-	// consistent-hash trees, and runtime servers keep idle connections with the defaults a
-	// configured server has. On 2.6 neither holds (HAProxy issue 3413 for the first; the second
-	// because runtime servers skip default-server settings: pool-max-conn and pool-purge-delay are
-	// 0), so haroute always sends an `id` and the pool settings.
-	RuntimeServersBalanced bool
 	// NothingChangedReply (3.0+): `set server … addr A port P` with nothing to change answers
 	// "nothing changed" (2.6: "no need to change the addr, no need to change the port …").
 	NothingChangedReply bool
@@ -99,7 +93,6 @@ func CapabilitiesOf(v Version) Capabilities {
 		FailedReloadKeepsOldList: v.AtLeast(3, 1),
 		AddServerSetsCookie:      v.AtLeast(3, 0),
 		AddServerRefusesEnabled:  v.AtLeast(3, 0),
-		RuntimeServersBalanced:   v.AtLeast(3, 0),
 		NothingChangedReply:      v.AtLeast(3, 0),
 		DelMapDeletesOne:         v.AtLeast(3, 4),
 		LargePayloads:            v.AtLeast(3, 4),

@@ -29,18 +29,18 @@ func TestParseVersion(t *testing.T) {
 // TestCapabilitiesOf pins the version thresholds checked on Debian's 2.6.12, 3.0.11, 3.2.26 and
 // 3.4.7 (and the 2.7 / 3.1 changes named in HAProxy's documentation).
 func TestCapabilitiesOf(t *testing.T) {
-	type caps struct{ sync, ready, oldList, cookie, enabled, balanced, nothing, delOne, large bool }
+	type caps struct{ sync, ready, oldList, cookie, enabled, nothing, delOne, large bool }
 	get := func(c Capabilities) caps {
 		return caps{c.SyncReload, c.ReadyGatedReload, c.FailedReloadKeepsOldList, c.AddServerSetsCookie,
-			c.AddServerRefusesEnabled, c.RuntimeServersBalanced, c.NothingChangedReply, c.DelMapDeletesOne, c.LargePayloads}
+			c.AddServerRefusesEnabled, c.NothingChangedReply, c.DelMapDeletesOne, c.LargePayloads}
 	}
 	for v, want := range map[string]caps{
 		"2.6.12": {},
 		"2.7.0":  {sync: true},
-		"3.0.11": {sync: true, cookie: true, enabled: true, balanced: true, nothing: true},
-		"3.1.0":  {sync: true, ready: true, oldList: true, cookie: true, enabled: true, balanced: true, nothing: true},
-		"3.2.26": {sync: true, ready: true, oldList: true, cookie: true, enabled: true, balanced: true, nothing: true},
-		"3.4.7":  {true, true, true, true, true, true, true, true, true},
+		"3.0.11": {sync: true, cookie: true, enabled: true, nothing: true},
+		"3.1.0":  {sync: true, ready: true, oldList: true, cookie: true, enabled: true, nothing: true},
+		"3.2.26": {sync: true, ready: true, oldList: true, cookie: true, enabled: true, nothing: true},
+		"3.4.7":  {true, true, true, true, true, true, true, true},
 	} {
 		pv, err := ParseVersion(v)
 		if err != nil {

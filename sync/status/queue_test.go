@@ -216,12 +216,19 @@ func TestQueueCoalesces(t *testing.T) {
 	g.open()
 	waitWritten(t, q)
 
-	want := []string{"True", "False/" + mapping.ReasonInvalidAnnotation}
+	wantWrites(t, client, mapping.ReasonInvalidAnnotation, "the blocked write, then only the newest snapshot")
+}
+
+// wantWrites checks that route ns/r got exactly two UpdateStatus calls, an admission and a rejection
+// for reason, and ends rejected for reason (why says what the two calls stand for).
+func wantWrites(t *testing.T, client *fake.Clientset, reason, why string) {
+	t.Helper()
+	want := []string{"True", "False/" + reason}
 	if got := writesOf(client, "ns", "r"); !equalStrings(got, want) {
-		t.Errorf("UpdateStatus calls %v, want %v: the blocked write, then only the newest snapshot", got, want)
+		t.Errorf("UpdateStatus calls %v, want %v: %s", got, want, why)
 	}
-	if _, c := onlyCondition(t, get(t, client, "ns", "r")); c.Reason != mapping.ReasonInvalidAnnotation {
-		t.Errorf("condition %+v, want the newest snapshot's InvalidAnnotation", c)
+	if _, c := onlyCondition(t, get(t, client, "ns", "r")); c.Reason != reason {
+		t.Errorf("condition %+v, want the newest snapshot's %s", c, reason)
 	}
 }
 
@@ -283,13 +290,7 @@ func TestQueueNewerSnapshotSupersedesRetry(t *testing.T) {
 	}
 	waitWritten(t, q)
 
-	want := []string{"True", "False/" + mapping.ReasonInvalidHost}
-	if got := writesOf(client, "ns", "r"); !equalStrings(got, want) {
-		t.Errorf("UpdateStatus calls %v, want %v: the failed admission, then only the newer snapshot", got, want)
-	}
-	if _, c := onlyCondition(t, get(t, client, "ns", "r")); c.Reason != mapping.ReasonInvalidHost {
-		t.Errorf("condition %+v, want the newer snapshot's InvalidHost", c)
-	}
+	wantWrites(t, client, mapping.ReasonInvalidHost, "the failed admission, then only the newer snapshot")
 }
 
 // TestQueueIgnoresCallersContext: the caller's context may be gone by the time the worker writes;
