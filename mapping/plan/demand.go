@@ -129,8 +129,9 @@ func (d *Demand) Sizes(now time.Time) PoolSizes {
 // Low reports whether pool k, with free spares left, runs out before a refill can land at the rate
 // of claims seen: lead is how long a refill takes (the time until a reload may be sent, plus the
 // reload itself). A pool nobody claims from is never low: it refills at the next reload there is
-// anyway, or when a new Route finds it empty (PoolExhausted).
+// anyway, or when a new Route finds it empty (PoolExhausted). Nor is a pool that a refill would not
+// grow (free already at Size), however long a reload takes.
 func (d *Demand) Low(k PoolKey, free int, now time.Time, lead time.Duration) bool {
 	rate := d.Rate(k, now)
-	return rate > 0 && float64(free) < rate*lead.Seconds()+1
+	return rate > 0 && float64(free) < rate*lead.Seconds()+1 && free < d.Size(k, now)
 }

@@ -46,6 +46,11 @@ func TestDemandBurst(t *testing.T) {
 	if got := d.Size(k, end.Add(plan.DefaultDemandIdle+time.Second)); got != 10 {
 		t.Fatalf("size after idle %d, want the base 10", got)
 	}
+	// A pool at its size is not low, however long a refill would take (no refill that adds nothing).
+	burst := end.Add(-time.Second)
+	if size := d.Size(k, burst); d.Low(k, size, burst, time.Hour) || !d.Low(k, size-1, burst, time.Hour) {
+		t.Fatal("Low does not follow the pool size")
+	}
 	// Other pools are not touched.
 	if got := d.Size(plan.PoolKey{Kind: model.KindEdge, Balance: "random"}, end); got != 10 {
 		t.Fatalf("an unclaimed pool grew to %d", got)
