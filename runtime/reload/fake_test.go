@@ -41,6 +41,9 @@ const (
 	reloadNever                   // nothing happens
 	reloadSyncOK                  // 2.7+: Success=1
 	reloadSyncFail                // 2.7+: Success=0
+	// reloadFail31 is a 3.1+ master's failed reload whose reply was lost: the counter rises, the
+	// failed counter stays at most 1, and the serving worker moves under "# old workers".
+	reloadFail31
 )
 
 // fakeMaster simulates the master CLI: a reload takes effect after `delay` show proc calls.
@@ -54,7 +57,9 @@ type fakeMaster struct {
 	// dropConn makes Reload return an error although the command went through.
 	dropConn bool
 	// gate, when set, blocks Reload until it is closed.
-	gate    chan struct{}
+	gate chan struct{}
+	// busy makes the next Reload calls answer "Another reload is still in progress." (3.1+).
+	busy    int
 	pending int
 	nextPID int
 	sent    []time.Time
@@ -93,6 +98,10 @@ func (f *fakeMaster) Reload(ctx context.Context) (socket.ReloadReply, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, time.Now())
+	if f.busy > 0 {
+		f.busy--
+		return socket.ReloadReply{Sync: true, InProgress: true, Log: "Another reload is still in progress."}, nil
+	}
 	switch f.outcome {
 	case reloadSyncOK:
 		f.apply()
@@ -126,6 +135,13 @@ func (f *fakeMaster) apply() {
 	case reloadFail:
 		f.st.Failed++
 		f.st.Workers = append([]socket.Proc{cur}, old...)
+	case reloadFail31:
+		f.st.Failed = 1
+		if cur.PID != 0 {
+			cur.Old = true
+			old = append([]socket.Proc{cur}, old...)
+		}
+		f.st.Workers = old
 	default:
 		f.nextPID++
 		if f.keepOld {

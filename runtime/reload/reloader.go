@@ -269,6 +269,9 @@ func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirm
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	prev, hadWorker := before.Serving()
+	// From 3.1 the failed-reload counter stops at 1, so a failure after an earlier one shows only as
+	// the reload counter rising with "# workers" empty and the same worker serving.
+	keepsOldList := socket.CapabilitiesOf(before.Version).FailedReloadKeepsOldList
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	var last error
@@ -278,8 +281,8 @@ func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirm
 		switch {
 		case err != nil:
 			last = err
-		case !confirmed && st.Failed > before.Failed:
-			// 2.6 says nothing more over the master CLI; the reason is in HAProxy's own output.
+		case !confirmed && (st.Failed > before.Failed || keepsOldList && failedKeepingOld(st, before, prev)):
+			// The master's reply (2.7+) carries the reason; 2.6 says nothing more over the master CLI.
 			return st, fmt.Errorf("%w (worker %d still serving the previous configuration): HAProxy %s reports %d failed reloads since the last good one and gives the reason only in its log",
 				ErrReloadFailed, prev.PID, st.Version, st.Failed)
 		case confirmed || st.Master.Reloads > before.Master.Reloads:
@@ -300,6 +303,14 @@ func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirm
 			return seen, fmt.Errorf("%w after %v: %v", ErrReloadTimeout, timeout, last)
 		}
 	}
+}
+
+// failedKeepingOld reports a failed reload the way a 3.1+ master shows it: the reload counter rose,
+// "# workers" is empty, and the worker that served before serves still.
+func failedKeepingOld(st, before socket.ProcState, prev socket.Proc) bool {
+	_, current := st.Current()
+	w, serving := st.Serving()
+	return st.Master.Reloads > before.Master.Reloads && !current && serving && w.PID == prev.PID
 }
 
 // fail puts the last good files back and returns err, joined with a restore error if any.

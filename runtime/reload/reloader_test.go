@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/socket"
 )
 
 // setup writes v1 into a new directory and returns a Reloader on it with the fake check binary.
@@ -113,6 +114,40 @@ func TestReloadFailureRestoresLastGood(t *testing.T) {
 			}
 			equalTrees(t, "after a failed reload", tree(t, r.Dir), before)
 		})
+	}
+}
+
+// TestReloadFailureAfterFailure31: on 3.1+ the failed-reload counter stops at 1, so when the reply of a
+// second failed reload is lost, the failure shows only as "# workers" empty with the same worker
+// serving; the version of the master says to read it so.
+func TestReloadFailureAfterFailure31(t *testing.T) {
+	m := newFakeMaster(reloadFail31)
+	m.dropConn = true
+	m.st.Version = socket.Version{Major: 3, Minor: 2, Patch: 26, Text: "3.2.26-1"}
+	m.st.Failed = 1 // an earlier failure since the last good reload
+	r, before := setup(t, m)
+	_, err := r.Reload(context.Background(), version("v2"))
+	if !errors.Is(err, ErrReloadFailed) || !strings.Contains(err.Error(), "worker 101 still serving") {
+		t.Fatalf("error %v, want ErrReloadFailed naming worker 101", err)
+	}
+	equalTrees(t, "after a failed reload", tree(t, r.Dir), before)
+	if ps, _ := m.ShowProc(context.Background()); ps.Failed != 1 {
+		t.Fatalf("fixture: failed counter %d", ps.Failed)
+	}
+}
+
+// TestReloadInProgressIsSentAgain: a 3.1+ master refuses a reload while another one's worker still
+// starts; the Reloader sends it again and the reload goes through.
+func TestReloadInProgressIsSentAgain(t *testing.T) {
+	m := newFakeMaster(reloadSyncOK)
+	m.busy = 2
+	r, _ := setup(t, m)
+	res, err := r.Reload(context.Background(), version("v2"))
+	if err != nil || res.Worker == 101 {
+		t.Fatalf("reload: %+v, %v", res, err)
+	}
+	if n := len(m.reloadsSent()); n != 3 {
+		t.Fatalf("%d reload commands, want 3 (two refused)", n)
 	}
 }
 
