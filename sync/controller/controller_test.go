@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -399,6 +400,53 @@ func TestLowPoolIsRefilled(t *testing.T) {
 	waitFor(t, 3*time.Second, "the refill", func() bool { return up.count("refill") == 1 })
 	time.Sleep(100 * time.Millisecond) // no further refill once the pool is not low
 	if _, ev := up.snapshot(); !slices.Equal(ev, []string{"update", "update", "refill"}) {
+		t.Fatalf("events %v", ev)
+	}
+}
+
+// TestReloadInFlightIsNotARestart: while someone else's reload is in flight, a 3.1+ master lists the
+// new worker under "# workers" before it serves (and drops it again if it fails). The controller takes
+// a new worker set for a restart only once that worker answers on the admin socket.
+func TestReloadInFlightIsNotARestart(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeUpdater()
+	var worker, reloads, answering atomicInt
+	worker.set(101)
+	answering.set(101)
+	master := startFakeCLI(t, func(cmd string) string {
+		if cmd != "show proc" {
+			return "Unknown command.\n\n"
+		}
+		return procReply(100, reloads.get(), worker.get())
+	})
+	admin := startFakeCLI(t, func(cmd string) string {
+		if cmd == "show info" {
+			return fmt.Sprintf("Name: HAProxy\nVersion: 3.2.26-1\nPid: %d\n\n", answering.get())
+		}
+		return "Unknown command.\n\n"
+	})
+	c := newTestController(src, up)
+	c.Master = newMaster(master.path)
+	c.Admin = newAdmin(admin.path)
+	c.Dir = t.TempDir()
+	c.DriftInterval = 50 * time.Millisecond
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	waitFor(t, 3*time.Second, "show proc polls", func() bool { return master.cmds.Load() >= 2 })
+
+	// A reload in flight: the master lists worker 102, but 101 still serves.
+	reloads.set(1)
+	worker.set(102)
+	polls := master.cmds.Load()
+	waitFor(t, 3*time.Second, "more show proc polls", func() bool { return master.cmds.Load() >= polls+4 })
+	if n := up.count("forget"); n != 0 {
+		t.Fatalf("a reload in flight was taken for a restart (%d forgets)", n)
+	}
+	// It completes: 102 answers, which is a reload of someone else's.
+	answering.set(102)
+	waitFor(t, 3*time.Second, "the resync", func() bool { return up.count("update") == 2 })
+	if _, ev := up.snapshot(); !slices.Equal(ev, []string{"update", "forget", "update"}) {
 		t.Fatalf("events %v", ev)
 	}
 }

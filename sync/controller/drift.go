@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/haroute/haroute/mapping/render"
@@ -92,8 +93,29 @@ func (l *loop) checkProcs(ctx context.Context) string {
 		return ""
 	}
 	why := now.changedFrom(l.procs)
+	if why != "" && !l.serving(ctx, now) {
+		// A reload in flight: a 3.1+ master lists the new worker under "# workers" while it starts,
+		// and drops it again when it fails. Look again at the next check.
+		return ""
+	}
 	l.procs = now
 	return why
+}
+
+// serving reports whether the serving worker of snap is the one that answers on the admin socket
+// (`show info`), i.e. the worker show proc names has taken over. Without an admin socket, or without
+// a serving worker, it cannot tell and says yes.
+func (l *loop) serving(ctx context.Context, snap *procSnapshot) bool {
+	if l.c.Admin == nil || len(snap.workers) == 0 {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	info, err := socket.ShowInfo(ctx, l.c.Admin)
+	if err != nil {
+		return false
+	}
+	return info["Pid"] == strconv.Itoa(snap.workers[0])
 }
 
 // refreshProcs records the process set after a reload of ours.
