@@ -14,23 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/e2e/testbed/haproxybin"
 	"github.com/haroute/haroute/mapping/render"
 )
 
-// HAProxyEnv names the environment variable that chooses the HAProxy executable of every test
-// (`make haproxy-versions` puts the newer series at bin/haproxy-<series>).
-const HAProxyEnv = "HAROUTE_HAPROXY"
-
-// DefaultHAProxy is Debian bookworm's HAProxy (2.6), used when HAProxyEnv is unset.
-const DefaultHAProxy = "/usr/sbin/haproxy"
-
-// HAProxyBinary returns the HAProxy executable the tests run: $HAROUTE_HAPROXY, or DefaultHAProxy.
-func HAProxyBinary() string {
-	if p := os.Getenv(HAProxyEnv); p != "" {
-		return p
-	}
-	return DefaultHAProxy
-}
+// HAProxyBinary returns the HAProxy executable the tests run: $HAROUTE_HAPROXY, or Debian bookworm's
+// /usr/sbin/haproxy (see haproxybin).
+func HAProxyBinary() string { return haproxybin.Path() }
 
 // Bounds of the process life cycle.
 const (

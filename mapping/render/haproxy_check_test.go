@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -17,12 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/e2e/testbed/haproxybin"
 	"github.com/haroute/haroute/mapping/model"
 )
 
-// haproxyBin is the HAProxy the tests run: $HAROUTE_HAPROXY (see e2e/testbed, which this package
-// cannot import), or Debian's.
-var haproxyBin = cmp.Or(os.Getenv("HAROUTE_HAPROXY"), "/usr/sbin/haproxy")
+// haproxyBin is the HAProxy the tests run: $HAROUTE_HAPROXY, or Debian's.
+var haproxyBin = haproxybin.Path()
 
 // writeFiles writes rendered files under dir and creates dir/run.
 func writeFiles(t *testing.T, dir string, files []File) {
