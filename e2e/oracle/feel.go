@@ -15,7 +15,7 @@ import (
 	"github.com/haroute/haroute/runtime/socket"
 )
 
-// What users feel, beyond which Route answers (DESIGN "equal to a reload"): how load spreads over a
+// What users feel, beyond which Route answers (docs/design.md: equal to a reload): how load spreads over a
 // Route's servers, whether connections to the pods are reused, and whether sticky cookies hold. A
 // step probes a few Routes with the same requests through A and through B and compares HAProxy's own
 // per-server counters (show stat) of the backend that serves the Route on each side.

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Metrics are the controller's Prometheus metrics, on their own registry (DESIGN §6 names, plus
+// Metrics are the controller's Prometheus metrics, on their own registry (haroute_* names, plus
 // OpenShift's template_router_* histograms for existing dashboards).
 type Metrics struct {
 	Registry *prometheus.Registry

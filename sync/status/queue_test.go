@@ -162,21 +162,28 @@ func equalStrings(a, b []string) bool {
 	return true
 }
 
-// TestQueueApplyDoesNotWaitForTheAPIServer: with the worker stuck in an UpdateStatus the API server
-// does not answer, Apply still returns (nil) and the snapshot waits; once the server answers, it is
-// written.
-func TestQueueApplyDoesNotWaitForTheAPIServer(t *testing.T) {
+// blockedQueue starts a Queue over route ns/r whose first write (an admission) is in flight and held
+// by the API server until g is opened.
+func blockedQueue(t *testing.T) (*Queue, *fake.Clientset, []*routev1.Route, *gate) {
+	t.Helper()
 	w, client, _ := newWriter(t, route("ns", "r", "r.example.com"))
 	q := NewQueue(w, QueueOptions{})
 	routes := list(t, client)
 	startQueue(t, q)
 	g := blockStatus(t, client)
-	ctx := context.Background()
-
-	if err := q.Apply(ctx, routes, admitAll("r"), nil); err != nil {
+	if err := q.Apply(context.Background(), routes, admitAll("r"), nil); err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
 	receive(t, g.entered, "the worker's UpdateStatus")
+	return q, client, routes, g
+}
+
+// TestQueueApplyDoesNotWaitForTheAPIServer: with the worker stuck in an UpdateStatus the API server
+// does not answer, Apply still returns (nil) and the snapshot waits; once the server answers, it is
+// written.
+func TestQueueApplyDoesNotWaitForTheAPIServer(t *testing.T) {
+	q, client, routes, g := blockedQueue(t)
+	ctx := context.Background()
 
 	returned := make(chan error, 1)
 	go func() { returned <- q.Apply(ctx, routes, &model.Config{}, reject(mapping.ReasonInvalidHost)) }()
@@ -197,17 +204,8 @@ func TestQueueApplyDoesNotWaitForTheAPIServer(t *testing.T) {
 // TestQueueCoalesces: the snapshots recorded while a write is blocked collapse into the newest one;
 // the ones in between never reach the API server.
 func TestQueueCoalesces(t *testing.T) {
-	w, client, _ := newWriter(t, route("ns", "r", "r.example.com"))
-	q := NewQueue(w, QueueOptions{})
-	routes := list(t, client)
-	startQueue(t, q)
-	g := blockStatus(t, client)
+	q, client, routes, g := blockedQueue(t)
 	ctx := context.Background()
-
-	if err := q.Apply(ctx, routes, admitAll("r"), nil); err != nil {
-		t.Fatalf("Apply: %v", err)
-	}
-	receive(t, g.entered, "the worker's UpdateStatus")
 	for _, reason := range []string{mapping.ReasonInvalidHost, mapping.ReasonHostAlreadyClaimed, mapping.ReasonInvalidAnnotation} {
 		if err := q.Apply(ctx, routes, &model.Config{}, reject(reason)); err != nil {
 			t.Fatalf("Apply (%s): %v", reason, err)
