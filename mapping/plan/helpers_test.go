@@ -12,6 +12,7 @@ import (
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/plan/plantest"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/mapping/routetest"
 )
@@ -110,11 +111,11 @@ func checkRuntimePlan(t testing.TB, applied, desired *model.Config, p plan.Plan)
 	if err := p.Next.Validate(); err != nil {
 		t.Fatalf("Next does not validate: %v", err)
 	}
-	sim, err := plan.Simulate(applied, p.Ops)
+	sim, err := plantest.Simulate(applied, p.Ops)
 	if err != nil {
 		t.Fatalf("Simulate: %v\nops:\n%s", err, opsText(p.Ops))
 	}
-	if got, want := plan.RuntimeView(sim), plan.RuntimeView(p.Next); !reflect.DeepEqual(got, want) {
+	if got, want := plantest.RuntimeView(sim), plantest.RuntimeView(p.Next); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Simulate(applied, ops) differs from Next:\n%s\nops:\n%s", viewDiff(got, want), opsText(p.Ops))
 	}
 	checkServes(t, p.Next, desired)
@@ -146,8 +147,8 @@ func checkServes(t testing.TB, next, desired *model.Config) {
 		if db == nil || nb == nil {
 			t.Fatalf("route %s/%s: backend missing (desired %v, next %v)", dr.Namespace, dr.Name, db != nil, nb != nil)
 		}
-		if !reflect.DeepEqual(plan.RuntimeView(&model.Config{Backends: []model.Backend{{Servers: db.Servers}}}),
-			plan.RuntimeView(&model.Config{Backends: []model.Backend{{Servers: nb.Servers}}})) {
+		if !reflect.DeepEqual(plantest.RuntimeView(&model.Config{Backends: []model.Backend{{Servers: db.Servers}}}),
+			plantest.RuntimeView(&model.Config{Backends: []model.Backend{{Servers: nb.Servers}}})) {
 			t.Fatalf("route %s/%s: %s serves %v, desired %s %v", dr.Namespace, dr.Name, nb.Name, nb.Servers, db.Name, db.Servers)
 		}
 		if nb.Route != db.Route || nb.Retired || nb.Balance != db.Balance || !reflect.DeepEqual(nb.TLS, db.TLS) {
@@ -174,7 +175,7 @@ func checkServes(t testing.TB, next, desired *model.Config) {
 		sort.Slice(entries, func(a, b int) bool { return entries[a].Key < entries[b].Key })
 		want[i] = model.MapFile{Name: m.Name, Entries: entries}
 	}
-	if !reflect.DeepEqual(plan.RuntimeView(&model.Config{Maps: next.Maps}), plan.RuntimeView(&model.Config{Maps: want})) {
+	if !reflect.DeepEqual(plantest.RuntimeView(&model.Config{Maps: next.Maps}), plantest.RuntimeView(&model.Config{Maps: want})) {
 		t.Fatalf("next's maps are not desired's under the served names:\nnext %v\nwant %v", next.Maps, want)
 	}
 	if !reflect.DeepEqual(next.Certificates, desired.Certificates) || !reflect.DeepEqual(next.CAFiles, desired.CAFiles) {

@@ -1,4 +1,4 @@
-package plan_test
+package plantest_test
 
 import (
 	"reflect"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/plan/plantest"
 )
 
 // simConfig is a small hand-made applied state.
@@ -73,7 +74,7 @@ func TestSimulateRefuses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := a.Clone()
-			_, err := plan.Simulate(a, tc.ops)
+			_, err := plantest.Simulate(a, tc.ops)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Simulate error %v, want %q", err, tc.want)
 			}
@@ -104,7 +105,7 @@ func TestSimulateApplies(t *testing.T) {
 		plan.DelCAFile{CA: "ns:b.pem"},
 		plan.ReplaceMap{Map: model.MapHTTPRedirect, Entries: []model.MapEntry{{Key: "z", Value: "1"}, {Key: "b", Value: "1"}}},
 	}
-	got, err := plan.Simulate(a, ops)
+	got, err := plantest.Simulate(a, ops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,14 +119,14 @@ func TestSimulateApplies(t *testing.T) {
 	want.Maps[1].Entries = []model.MapEntry{{Key: "b", Value: "1"}, {Key: "z", Value: "1"}}
 	want.Certificates = []model.Certificate{{Name: "ns:a.pem", PEM: "A2\n", SNI: []string{"z.example.com"}, ALPN: "h2"}}
 	want.CAFiles = []model.CAFile{{Name: "ns:c.pem", PEM: "CA2\n"}}
-	if !reflect.DeepEqual(plan.RuntimeView(got), plan.RuntimeView(want)) {
-		t.Fatalf("got %+v\nwant %+v", plan.RuntimeView(got), plan.RuntimeView(want))
+	if !reflect.DeepEqual(plantest.RuntimeView(got), plantest.RuntimeView(want)) {
+		t.Fatalf("got %+v\nwant %+v", plantest.RuntimeView(got), plantest.RuntimeView(want))
 	}
 	if err := got.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	// A server added without a state op stays in maint.
-	got, err = plan.Simulate(a, []plan.Op{plan.AddServer{Backend: b, Server: model.Server{Name: "s5", ID: 15, Addr: "10.0.0.6", Port: 80, Weight: 1, State: model.StateReady}}})
+	got, err = plantest.Simulate(a, []plan.Op{plan.AddServer{Backend: b, Server: model.Server{Name: "s5", ID: 15, Addr: "10.0.0.6", Port: 80, Weight: 1, State: model.StateReady}}})
 	if err != nil || got.Backends[0].Servers[2].State != model.StateMaint {
 		t.Fatalf("added server %+v, %v", got.Backends[0].Servers, err)
 	}
@@ -133,7 +134,7 @@ func TestSimulateApplies(t *testing.T) {
 
 func TestRuntimeView(t *testing.T) {
 	a := simConfig()
-	v := plan.RuntimeView(a)
+	v := plantest.RuntimeView(a)
 	if v.Backends[0].Cookie != nil || v.Backends[0].Route != "" || v.Backends[0].Servers[0].Name != "s1" || len(v.Maps) != 2 || v.Maps[1].Entries == nil {
 		t.Fatalf("view %+v", v)
 	}
@@ -141,11 +142,11 @@ func TestRuntimeView(t *testing.T) {
 	b.Backends[0].Servers[0].Service = "ns/other"
 	b.Backends[0].Balance = "leastconn"
 	b.Settings.HTTPPort = 1
-	if !reflect.DeepEqual(v, plan.RuntimeView(b)) {
+	if !reflect.DeepEqual(v, plantest.RuntimeView(b)) {
 		t.Fatal("the view must ignore options, settings and Service")
 	}
 	b.Backends[0].Servers[0].Weight = 2
-	if reflect.DeepEqual(v, plan.RuntimeView(b)) {
+	if reflect.DeepEqual(v, plantest.RuntimeView(b)) {
 		t.Fatal("the view must see weights")
 	}
 }

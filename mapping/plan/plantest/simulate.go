@@ -1,4 +1,9 @@
-package plan
+// Package plantest holds helpers for tests of plan and its callers; not for production code.
+//
+// Simulate replays a plan's ops the way HAProxy would, and RuntimeView reduces a configuration to
+// what the runtime path owns, so that a test can check that a plan's ops bring the applied state to
+// the plan's Next.
+package plantest
 
 import (
 	"errors"
@@ -8,12 +13,13 @@ import (
 	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
 )
 
-// Simulate applies ops to a copy of applied the way HAProxy would, for tests and for the equivalence
-// property RuntimeView(Simulate(applied, Compute(applied, desired).Ops)) ==
-// RuntimeView(Compute(...).Next). It returns an error where HAProxy would refuse an op, and where our
-// use of HAProxy forbids one:
+// Simulate applies ops to a copy of applied the way HAProxy would, for the equivalence property
+// RuntimeView(Simulate(applied, p.Ops)) == RuntimeView(p.Next) of every runtime plan
+// p = plan.Compute(applied, desired). It returns an error where HAProxy would refuse an op, and where
+// our use of HAProxy forbids one:
 //
 //   - AddServer adds the server in maint with the weight of its spec; the backend must exist and the
 //     server must not; a CA file it verifies with must be loaded. SetServerState, SetServerWeight and
@@ -29,7 +35,7 @@ import (
 //     used by no server.
 //
 // applied is not modified. The result is sorted as model.Validate wants.
-func Simulate(applied *model.Config, ops []Op) (*model.Config, error) {
+func Simulate(applied *model.Config, ops []plan.Op) (*model.Config, error) {
 	if applied == nil {
 		return nil, errors.New("simulate: no applied config")
 	}
@@ -111,11 +117,11 @@ func (s *simState) existing(backend, server string) (*model.Server, error) {
 	return &b.Servers[i], nil
 }
 
-func (s *simState) apply(op Op) error {
+func (s *simState) apply(op plan.Op) error {
 	switch o := op.(type) {
-	case AddServer:
+	case plan.AddServer:
 		return s.addServer(o)
-	case DelServer:
+	case plan.DelServer:
 		b, i, err := s.server(o.Backend, o.Server)
 		if err != nil {
 			return err
@@ -128,7 +134,7 @@ func (s *simState) apply(op Op) error {
 		}
 		b.Servers = slices.Delete(b.Servers, i, i+1)
 		delete(s.serverCA, o.Backend+"/"+o.Server)
-	case SetServerWeight:
+	case plan.SetServerWeight:
 		srv, err := s.existing(o.Backend, o.Server)
 		if err != nil {
 			return err
@@ -137,7 +143,7 @@ func (s *simState) apply(op Op) error {
 			return fmt.Errorf("weight %d out of 0-256", o.Weight)
 		}
 		srv.Weight = o.Weight
-	case SetServerState:
+	case plan.SetServerState:
 		srv, err := s.existing(o.Backend, o.Server)
 		if err != nil {
 			return err
@@ -148,10 +154,10 @@ func (s *simState) apply(op Op) error {
 			return fmt.Errorf("invalid state %q", o.State)
 		}
 		srv.State = o.State
-	case EnableHealth:
+	case plan.EnableHealth:
 		_, err := s.existing(o.Backend, o.Server)
 		return err
-	case AddMapEntry, SetMapEntry, DelMapEntry, ReplaceMap:
+	case plan.AddMapEntry, plan.SetMapEntry, plan.DelMapEntry, plan.ReplaceMap:
 		return s.mapOp(op)
 	default:
 		return s.tlsOp(op)
@@ -159,7 +165,7 @@ func (s *simState) apply(op Op) error {
 	return nil
 }
 
-func (s *simState) addServer(o AddServer) error {
+func (s *simState) addServer(o plan.AddServer) error {
 	b, i, err := s.server(o.Backend.Name, o.Server.Name)
 	if err != nil {
 		return err
@@ -190,16 +196,16 @@ func (s *simState) addServer(o AddServer) error {
 	return nil
 }
 
-func (s *simState) mapOp(op Op) error {
+func (s *simState) mapOp(op plan.Op) error {
 	var name string
 	switch o := op.(type) {
-	case AddMapEntry:
+	case plan.AddMapEntry:
 		name = o.Map
-	case SetMapEntry:
+	case plan.SetMapEntry:
 		name = o.Map
-	case DelMapEntry:
+	case plan.DelMapEntry:
 		name = o.Map
-	case ReplaceMap:
+	case plan.ReplaceMap:
 		name = o.Map
 	}
 	m := s.cfg.Map(name)
@@ -211,7 +217,7 @@ func (s *simState) mapOp(op Op) error {
 		return i, i < len(m.Entries) && m.Entries[i].Key == key
 	}
 	switch o := op.(type) {
-	case AddMapEntry:
+	case plan.AddMapEntry:
 		i, found := find(o.Key)
 		if found {
 			return fmt.Errorf("map %s: key %q already present", name, o.Key)
@@ -220,7 +226,7 @@ func (s *simState) mapOp(op Op) error {
 			return fmt.Errorf("map %s: invalid entry %q %q", name, o.Key, o.Value)
 		}
 		m.Entries = slices.Insert(m.Entries, i, model.MapEntry{Key: o.Key, Value: o.Value})
-	case SetMapEntry:
+	case plan.SetMapEntry:
 		i, found := find(o.Key)
 		if !found {
 			return fmt.Errorf("map %s: key %q not found", name, o.Key)
@@ -229,13 +235,13 @@ func (s *simState) mapOp(op Op) error {
 			return fmt.Errorf("map %s: invalid value %q", name, o.Value)
 		}
 		m.Entries[i].Value = o.Value
-	case DelMapEntry:
+	case plan.DelMapEntry:
 		i, found := find(o.Key)
 		if !found {
 			return fmt.Errorf("map %s: key %q not found", name, o.Key)
 		}
 		m.Entries = slices.Delete(m.Entries, i, i+1)
-	case ReplaceMap:
+	case plan.ReplaceMap:
 		entries := slices.Clone(o.Entries)
 		sort.Slice(entries, func(i, j int) bool { return entries[i].Key < entries[j].Key })
 		for i, e := range entries {
@@ -251,9 +257,9 @@ func (s *simState) mapOp(op Op) error {
 	return nil
 }
 
-func (s *simState) tlsOp(op Op) error {
+func (s *simState) tlsOp(op plan.Op) error {
 	switch o := op.(type) {
-	case SetCertificate:
+	case plan.SetCertificate:
 		_, ok := s.store[o.Cert.Name]
 		if o.New && ok {
 			return fmt.Errorf("certificate %q already exists", o.Cert.Name)
@@ -265,7 +271,7 @@ func (s *simState) tlsOp(op Op) error {
 			return fmt.Errorf("certificate %q: empty PEM or PEM with a blank line", o.Cert.Name)
 		}
 		s.store[o.Cert.Name] = o.Cert.PEM
-	case AddCrtListEntry:
+	case plan.AddCrtListEntry:
 		if _, ok := s.store[o.Cert.Name]; !ok {
 			return fmt.Errorf("no certificate %q", o.Cert.Name)
 		}
@@ -273,12 +279,12 @@ func (s *simState) tlsOp(op Op) error {
 			return fmt.Errorf("certificate %q is already in the crt-list", o.Cert.Name)
 		}
 		s.list[o.Cert.Name] = crtLine{sni: slices.Clone(o.Cert.SNI), alpn: o.Cert.ALPN}
-	case DelCrtListEntry:
+	case plan.DelCrtListEntry:
 		if _, ok := s.list[o.Cert]; !ok {
 			return fmt.Errorf("certificate %q is not in the crt-list", o.Cert)
 		}
 		delete(s.list, o.Cert)
-	case DelCertificate:
+	case plan.DelCertificate:
 		if _, ok := s.store[o.Cert]; !ok {
 			return fmt.Errorf("no certificate %q", o.Cert)
 		}
@@ -286,7 +292,7 @@ func (s *simState) tlsOp(op Op) error {
 			return fmt.Errorf("certificate %q is still in the crt-list", o.Cert)
 		}
 		delete(s.store, o.Cert)
-	case SetCAFile:
+	case plan.SetCAFile:
 		_, ok := s.cas[o.CA.Name]
 		if o.New && ok {
 			return fmt.Errorf("CA file %q already exists", o.CA.Name)
@@ -298,7 +304,7 @@ func (s *simState) tlsOp(op Op) error {
 			return fmt.Errorf("CA file %q: empty PEM or PEM with a blank line", o.CA.Name)
 		}
 		s.cas[o.CA.Name] = o.CA.PEM
-	case DelCAFile:
+	case plan.DelCAFile:
 		if _, ok := s.cas[o.CA]; !ok {
 			return fmt.Errorf("no CA file %q", o.CA)
 		}
