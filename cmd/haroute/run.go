@@ -26,7 +26,7 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
-	"github.com/haroute/haroute/runtime/apply"
+	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/runtime/supervise"
@@ -375,7 +375,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	rl.MinInterval = rc.reloadInterval
 	// The spare pool grows with bursts of new Routes (and shrinks back at a reload after a quiet
 	// time), so that a burst is served from spares with one refill reload rather than one per pool.
-	upd := &apply.Updater{Dir: rc.dir, Render: ro, Admin: admin, Reloader: rl, Demand: plan.NewDemand(opts.SparePoolSize)}
+	upd := &haproxy.Instance{Dir: rc.dir, Render: ro, Admin: admin, Reloader: rl, Demand: plan.NewDemand(opts.SparePoolSize)}
 	if preexisting {
 		a.log.Info("HAProxy was running before this configuration was written: the first sync reloads it")
 	} else {

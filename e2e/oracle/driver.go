@@ -13,7 +13,7 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
-	"github.com/haroute/haroute/runtime/apply"
+	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -29,7 +29,7 @@ type Driver struct {
 	Admin   *socket.Admin
 	Master  *socket.Master
 	// Updater keeps A in step; nil until A runs.
-	Updater *apply.Updater
+	Updater *haproxy.Instance
 	// Applied is what A runs (the Updater's applied state); nil before the first step.
 	Applied *model.Config
 	Paths   render.RuntimePaths
@@ -115,7 +115,7 @@ func (d *Driver) start(ctx context.Context, res StepResult, began time.Time) (St
 	d.Master = socket.NewMaster(d.HAProxy.MasterSocket, socket.Options{})
 	rl := reload.New(testbed.HAProxyBinary(), d.Dir, d.Master)
 	rl.MinInterval = 0
-	d.Updater = &apply.Updater{Dir: d.Dir, Render: ro, Admin: d.Admin, Reloader: rl}
+	d.Updater = &haproxy.Instance{Dir: d.Dir, Render: ro, Admin: d.Admin, Reloader: rl}
 	d.Updater.SetApplied(res.Plan.Next)
 	if err := d.setApplied(); err != nil {
 		return res, err

@@ -22,7 +22,7 @@ import (
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
-	"github.com/haroute/haroute/runtime/apply"
+	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/source"
 )
@@ -58,20 +58,20 @@ const (
 	healthTimeout = 3 * time.Second
 )
 
-// Updater brings HAProxy to a desired state; *apply.Updater implements it.
+// Updater brings HAProxy to a desired state; *haproxy.Instance implements it.
 type Updater interface {
 	// Update plans against the applied state and applies (ops or reload); a reload it may not send
 	// yet is left undone (Outcome.ReloadAt).
-	Update(ctx context.Context, desired *model.Config) (apply.Outcome, error)
+	Update(ctx context.Context, desired *model.Config) (haproxy.Outcome, error)
 	// Refill is Update that also refills the spare pool (after an Outcome with PoolLow).
-	Refill(ctx context.Context, desired *model.Config) (apply.Outcome, error)
+	Refill(ctx context.Context, desired *model.Config) (haproxy.Outcome, error)
 	// Applied is the state HAProxy runs as far as the Updater knows (nil: unknown).
 	Applied() *model.Config
 	// Forget declares the running state unknown: the next Update reloads from a full render.
 	Forget()
 }
 
-var _ Updater = (*apply.Updater)(nil)
+var _ Updater = (*haproxy.Instance)(nil)
 
 // StatusWriter writes Route status; *status.Queue implements it (off the sync path: Apply only records
 // what to write), and so does *status.Writer (inline).

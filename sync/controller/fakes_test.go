@@ -28,6 +28,7 @@ import (
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/routetest"
 	"github.com/haroute/haroute/runtime/apply"
+	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/source"
 )
@@ -74,7 +75,7 @@ func (f *fakeSource) signal() {
 var _ source.Source = (*fakeSource)(nil)
 
 // fakeUpdater records what the controller asks of it. The first Update after a Forget (or from an
-// unknown state) counts as a reload, like apply.Updater.
+// unknown state) counts as a reload, like haproxy.Instance.
 type fakeUpdater struct {
 	mu      sync.Mutex
 	applied *model.Config
@@ -84,7 +85,7 @@ type fakeUpdater struct {
 	// deferred makes the next Update report deferred deletions (retried by the controller).
 	deferred int
 	// readyAt, when in the future, is when a reload may be sent: an Update whose plan needs one
-	// before then reports ReloadAt and changes nothing, like apply.Updater.
+	// before then reports ReloadAt and changes nothing, like haproxy.Instance.
 	readyAt time.Time
 	// low makes the next runtime Updates report a low spare pool.
 	low     int
@@ -93,30 +94,30 @@ type fakeUpdater struct {
 
 func newFakeUpdater() *fakeUpdater { return &fakeUpdater{updated: make(chan struct{}, 1000)} }
 
-func (u *fakeUpdater) Update(_ context.Context, desired *model.Config) (apply.Outcome, error) {
+func (u *fakeUpdater) Update(_ context.Context, desired *model.Config) (haproxy.Outcome, error) {
 	return u.update("update", desired)
 }
 
-func (u *fakeUpdater) Refill(_ context.Context, desired *model.Config) (apply.Outcome, error) {
+func (u *fakeUpdater) Refill(_ context.Context, desired *model.Config) (haproxy.Outcome, error) {
 	return u.update("refill", desired)
 }
 
-func (u *fakeUpdater) update(event string, desired *model.Config) (apply.Outcome, error) {
+func (u *fakeUpdater) update(event string, desired *model.Config) (haproxy.Outcome, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	defer func() { u.updated <- struct{}{} }()
 	if u.fail > 0 {
 		u.events = append(u.events, event)
 		u.fail--
-		return apply.Outcome{}, errors.New("injected failure")
+		return haproxy.Outcome{}, errors.New("injected failure")
 	}
 	p := plan.Compute(u.applied, desired)
 	if p.NeedsReload() && time.Now().Before(u.readyAt) {
 		u.events = append(u.events, "deferred")
-		return apply.Outcome{Plan: p, ReloadAt: u.readyAt}, nil
+		return haproxy.Outcome{Plan: p, ReloadAt: u.readyAt}, nil
 	}
 	u.events = append(u.events, event)
-	out := apply.Outcome{Plan: p, Reloaded: p.NeedsReload(), Result: apply.Result{Counts: map[string]int{}}}
+	out := haproxy.Outcome{Plan: p, Reloaded: p.NeedsReload(), Result: apply.Result{Counts: map[string]int{}}}
 	if !p.NeedsReload() && u.low > 0 {
 		u.low--
 		out.PoolLow = []plan.PoolKey{{Kind: model.KindHTTP, Balance: "random"}}

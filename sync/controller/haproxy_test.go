@@ -11,7 +11,7 @@ import (
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
-	"github.com/haroute/haroute/runtime/apply"
+	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -41,7 +41,7 @@ func TestRealHAProxyDriftAndExternalReload(t *testing.T) {
 	master := socket.NewMaster(hp.MasterSocket, socket.Options{})
 	rl := reload.New(testbed.HAProxyBinary(), dir, master)
 	rl.MinInterval = 0
-	up := &apply.Updater{Dir: dir, Render: ro, Admin: admin, Reloader: rl}
+	up := &haproxy.Instance{Dir: dir, Render: ro, Admin: admin, Reloader: rl}
 	up.SetApplied(first)
 
 	src := newFakeSource(in)

@@ -14,6 +14,7 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/runtime/apply"
+	"github.com/haroute/haroute/runtime/haproxy"
 )
 
 // syncReport is what one sync did, for its log line and metrics.
@@ -21,7 +22,7 @@ type syncReport struct {
 	changed  bool
 	updated  bool
 	delta    delta
-	outcome  apply.Outcome
+	outcome  haproxy.Outcome
 	problems int
 	fileErrs int
 	status   error
@@ -133,7 +134,7 @@ func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncRepor
 }
 
 // recordOutcome feeds the metrics from one Update.
-func (l *loop) recordOutcome(out apply.Outcome, err error, took time.Duration) {
+func (l *loop) recordOutcome(out haproxy.Outcome, err error, took time.Duration) {
 	m := l.c.metrics()
 	recordOps(m, out.Result)
 	var opErr *apply.OpError
@@ -154,7 +155,7 @@ func (l *loop) recordOutcome(out apply.Outcome, err error, took time.Duration) {
 
 // reloadReason labels a reload: why the controller forced it, the fallback, or the plan's first
 // structural reason.
-func (l *loop) reloadReason(out apply.Outcome) string {
+func (l *loop) reloadReason(out haproxy.Outcome) string {
 	switch {
 	case l.forgetReason != "":
 		return l.forgetReason

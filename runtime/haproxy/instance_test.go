@@ -1,4 +1,4 @@
-package apply_test
+package haproxy_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/apply"
+	"github.com/haroute/haroute/runtime/haproxy"
 	hareload "github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -53,7 +54,7 @@ func TestUpdaterRuntimeThenFallback(t *testing.T) {
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
 	rl := hareload.New(testbed.HAProxyBinary(), dir, master)
 	rl.MinInterval = 0
-	u := &apply.Updater{Dir: dir, Render: ro, Admin: admin, Reloader: rl}
+	u := &haproxy.Instance{Dir: dir, Render: ro, Admin: admin, Reloader: rl}
 	u.SetApplied(first.Next)
 	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	reloads := func() int {

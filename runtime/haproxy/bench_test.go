@@ -1,4 +1,4 @@
-package apply_test
+package haproxy_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
-	"github.com/haroute/haroute/runtime/apply"
+	"github.com/haroute/haroute/runtime/haproxy"
 	hareload "github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -59,7 +59,7 @@ func benchInput(bigEndpoints int) mapping.Input {
 func ptr[T any](v T) *T { return &v }
 
 // benchUpdater starts HAProxy from the translation of in and returns an Updater driving it.
-func benchUpdater(b *testing.B, in mapping.Input) (*apply.Updater, mapping.Options, *socket.Master) {
+func benchUpdater(b *testing.B, in mapping.Input) (*haproxy.Instance, mapping.Options, *socket.Master) {
 	opts := testbed.RouterOptions(b)
 	opts.CheckInterval = "1h" // keep thousands of failing checks from loading the machine
 	cfg, _ := mapping.Translate(in, opts)
@@ -75,12 +75,12 @@ func benchUpdater(b *testing.B, in mapping.Input) (*apply.Updater, mapping.Optio
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
 	rl := hareload.New(testbed.HAProxyBinary(), dir, master)
 	rl.MinInterval = 0
-	u := &apply.Updater{Dir: dir, Render: ro, Admin: socket.NewAdmin(h.AdminSocket, socket.Options{}), Reloader: rl}
+	u := &haproxy.Instance{Dir: dir, Render: ro, Admin: socket.NewAdmin(h.AdminSocket, socket.Options{}), Reloader: rl}
 	u.SetApplied(first.Next)
 	return u, opts, master
 }
 
-func update(b *testing.B, u *apply.Updater, cfg *model.Config) apply.Outcome {
+func update(b *testing.B, u *haproxy.Instance, cfg *model.Config) haproxy.Outcome {
 	out, err := u.Update(context.Background(), cfg)
 	if err != nil || out.Reloaded {
 		b.Fatalf("update: reloaded %v, fallback %v, err %v, reasons %v", out.Reloaded, out.Fallback, err, out.Plan.Structural)
