@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,10 +22,39 @@ import (
 // goldenDir is the HAProxy directory the rendered goldens are made for (the sidecar default).
 const goldenDir = "/var/lib/haproxy"
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden and remove orphans")
 
 // minGoldenCases guards against a broken glob silently testing nothing.
 const minGoldenCases = 30
+
+// The golden set: testdata/cases/<case>.yaml gives testdata/golden/<case>.model.yaml and
+// testdata/golden/<case>.render.txt, and nothing else lives in testdata/golden.
+var (
+	casesDir  = filepath.Join("testdata", "cases")
+	goldenSet = filepath.Join("testdata", "golden")
+)
+
+// goldenCases returns the names of the test cases (testdata/cases/*.yaml without the extension).
+func goldenCases(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(casesDir, "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < minGoldenCases {
+		t.Fatalf("found %d cases in %s, want at least %d", len(files), casesDir, minGoldenCases)
+	}
+	names := make([]string, 0, len(files))
+	for _, f := range files {
+		names = append(names, strings.TrimSuffix(filepath.Base(f), ".yaml"))
+	}
+	return names
+}
+
+// goldenFiles returns the golden files of one case: the model and problems, and the rendered files.
+func goldenFiles(name string) (modelFile, renderFile string) {
+	return filepath.Join(goldenSet, name+".model.yaml"), filepath.Join(goldenSet, name+".render.txt")
+}
 
 // goldenResult is what a golden file holds for one case.
 type goldenResult struct {
@@ -34,18 +64,12 @@ type goldenResult struct {
 
 // TestGolden translates every testdata/cases/*.yaml and compares the model and problems with
 // testdata/golden/<case>.model.yaml, and the rendered files with testdata/golden/<case>.render.txt
-// (go test ./mapping -run TestGolden -update rewrites them). e2e/traffic checks every case's render
-// with the real haproxy -c.
+// (`make golden`, i.e. go test ./mapping -run TestGolden -update, rewrites them). e2e/traffic checks
+// every case's render with the real haproxy -c.
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "cases", "*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < minGoldenCases {
-		t.Fatalf("found %d cases, want at least %d", len(files), minGoldenCases)
-	}
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+	for _, name := range goldenCases(t) {
+		file := filepath.Join(casesDir, name+".yaml")
+		modelFile, renderFile := goldenFiles(name)
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(file)
 			if err != nil {
@@ -63,7 +87,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			compareGolden(t, filepath.Join("testdata", "golden", name+".model.yaml"), got)
+			compareGolden(t, modelFile, got)
 
 			files, err := render.Render(cfg, render.Options{Dir: goldenDir, DefaultCertificatePEM: defaultCertPEM(t)})
 			if err != nil {
@@ -73,8 +97,45 @@ func TestGolden(t *testing.T) {
 			if err != nil || !bytes.Equal(renderDigest(files), renderDigest(again)) {
 				t.Fatalf("rendering the same model twice gave different files (err %v)", err)
 			}
-			compareGolden(t, filepath.Join("testdata", "golden", name+".render.txt"), renderDigest(files))
+			compareGolden(t, renderFile, renderDigest(files))
 		})
+	}
+}
+
+// TestGoldenOrphans fails on every file under testdata/golden that no case produces (left behind by a
+// removed or renamed case, or put there by hand), naming each; under -update it removes them instead,
+// so that regenerating leaves exactly the set the cases produce.
+func TestGoldenOrphans(t *testing.T) {
+	want := map[string]bool{}
+	for _, name := range goldenCases(t) {
+		modelFile, renderFile := goldenFiles(name)
+		want[filepath.Base(modelFile)] = true
+		want[filepath.Base(renderFile)] = true
+	}
+	entries, err := os.ReadDir(goldenSet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orphans []string
+	for _, e := range entries {
+		if !e.IsDir() && want[e.Name()] {
+			continue
+		}
+		orphans = append(orphans, filepath.Join(goldenSet, e.Name()))
+	}
+	slices.Sort(orphans)
+	if *update {
+		for _, o := range orphans {
+			if err := os.RemoveAll(o); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("removed %s: no case produces it", o)
+		}
+		return
+	}
+	if len(orphans) > 0 {
+		t.Errorf("%d golden file(s) that no case in %s produces (remove them, or run with -update):\n  %s",
+			len(orphans), casesDir, strings.Join(orphans, "\n  "))
 	}
 }
 
