@@ -112,6 +112,15 @@ golden-check: ## check that regenerating the golden files changes nothing and le
 	fi
 	@echo "golden-check: the golden files match their tests, no orphan"
 
+# The race lane: the packages with goroutines of their own, under the race detector (cgo and a C
+# compiler needed; their tests start the real haproxy).
+RACE_PACKAGES := ./sync/controller/ ./sync/source/ ./sync/status/ ./runtime/supervise/ ./runtime/socket/ ./runtime/reload/
+
+.PHONY: race
+race: haproxy ## the packages with concurrency under the race detector
+	@cc=$$($(GO) env CC); command -v "$${cc%% *}" >/dev/null 2>&1 || { echo "race: the race detector needs cgo and a C compiler ($$cc): apt-get install gcc"; exit 1; }
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PACKAGES)
+
 fmt: ## gofmt every Go file
 	$(GO) fmt ./...
 
