@@ -15,9 +15,6 @@ type Admin struct {
 // NewAdmin returns a client of the admin socket at path.
 func NewAdmin(path string, opts Options) *Admin { return &Admin{path: path, opts: opts} }
 
-// Path returns the socket path the client talks to.
-func (a *Admin) Path() string { return a.path }
-
 // Command implements Runner with one connection per command: it dials (retrying while the socket is
 // unavailable, see Options.RetryFor), writes the command, reads the reply to EOF (HAProxy closes a
 // non-interactive connection after one reply) and returns it without its trailing empty line.

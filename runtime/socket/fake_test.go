@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // closeConn, returned by a fake handler, closes the connection without a reply.
@@ -195,14 +194,4 @@ func replies(table map[string]string) func(string, []string) string {
 		}
 		return "Unknown command, but maybe one of the following ones is a better match:\n  help [<command>]                        : list matching or all commands\n\n"
 	}
-}
-
-// eventually polls cond every 10 ms for at most d.
-func eventually(d time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
 }

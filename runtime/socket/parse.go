@@ -111,31 +111,6 @@ func ParseCrtList(reply string) ([]string, error) {
 	return out, nil
 }
 
-// ParseCerts parses `show ssl cert`: a "# filename" section with one path per line, preceded by a
-// "# transaction" section ("*<path>") while a transaction is open, which is skipped.
-func ParseCerts(reply string) ([]string, error) {
-	lines := splitLines(reply)
-	var out []string
-	section := ""
-	for _, l := range lines {
-		if name, ok := strings.CutPrefix(l, "# "); ok {
-			section = name
-			continue
-		}
-		switch section {
-		case "filename":
-			out = append(out, l)
-		case "transaction":
-		default:
-			return nil, fmt.Errorf("show ssl cert: line %q outside a known section", l)
-		}
-	}
-	if section == "" {
-		return nil, fmt.Errorf("show ssl cert: no \"# filename\" line")
-	}
-	return out, nil
-}
-
 // CertInfo is what `show ssl cert <path>` tells about a loaded certificate.
 type CertInfo struct {
 	Filename    string

@@ -95,23 +95,6 @@ func TestParseCrtList(t *testing.T) {
 	}
 }
 
-func TestParseCerts(t *testing.T) {
-	want := []string{"/tmp/hx/conf/a.pem", "/tmp/hx/conf/b.pem"}
-	if got, err := ParseCerts(fixture(t, "certs.txt")); err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("ParseCerts = %q, %v", got, err)
-	}
-	// While a transaction is open its path is listed twice: "*<path>" and in the file names.
-	want = append(want, "/tmp/hx/conf/n.pem")
-	if got, err := ParseCerts(fixture(t, "certs_transaction.txt")); err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("ParseCerts(transaction) = %q, %v", got, err)
-	}
-	for _, bad := range []string{fixture(t, "help.txt"), ""} {
-		if _, err := ParseCerts(bad); err == nil {
-			t.Errorf("ParseCerts(%.60q) accepted", bad)
-		}
-	}
-}
-
 func TestParseCert(t *testing.T) {
 	got, err := ParseCert(fixture(t, "cert.txt"))
 	want := CertInfo{

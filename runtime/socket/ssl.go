@@ -3,7 +3,6 @@ package socket
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -195,22 +194,6 @@ func ShowCrtList(ctx context.Context, r Runner, crtList string) ([]string, error
 		return nil, parseError(cmd, reply, err)
 	}
 	return lines, nil
-}
-
-// ShowCerts returns the paths of the certificates HAProxy holds (`show ssl cert`), sorted; an open
-// transaction is not listed.
-func ShowCerts(ctx context.Context, r Runner) ([]string, error) {
-	const cmd = "show ssl cert"
-	reply, err := r.Command(ctx, cmd)
-	if err != nil {
-		return nil, err
-	}
-	paths, err := ParseCerts(reply)
-	if err != nil {
-		return nil, parseError(cmd, reply, err)
-	}
-	sort.Strings(paths)
-	return paths, nil
 }
 
 // ShowCert returns the SHA-1 fingerprint and the subject of a loaded certificate, to detect drift.
