@@ -27,10 +27,6 @@ import (
 	"github.com/haroute/haroute/mapping"
 )
 
-// ServiceNameIndex is the name of the EndpointSlice index keyed by "<namespace>/<service name>", taken
-// from the kubernetes.io/service-name label.
-const ServiceNameIndex = "service-name"
-
 // ClusterOptions configure a Cluster source.
 type ClusterOptions struct {
 	// RouteLabels (ROUTE_LABELS) restricts the Routes watched; nil or empty watches all of them.
@@ -120,9 +116,6 @@ func NewCluster(kube kubernetes.Interface, routes routeclientset.Interface, opts
 	}
 
 	var errs []error
-	if err := c.slices.AddIndexers(cache.Indexers{ServiceNameIndex: serviceNameIndex}); err != nil {
-		errs = append(errs, fmt.Errorf("adding the EndpointSlice index: %w", err))
-	}
 	routeHandler := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.routesChanged() },
 		UpdateFunc: func(any, any) { c.routesChanged() },
@@ -146,19 +139,6 @@ func NewCluster(kube kubernetes.Interface, routes routeclientset.Interface, opts
 	}
 	c.initErr = errors.Join(errs...)
 	return c
-}
-
-// serviceNameIndex indexes an EndpointSlice by "<namespace>/<kubernetes.io/service-name label>".
-func serviceNameIndex(obj any) ([]string, error) {
-	s, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok {
-		return nil, nil
-	}
-	name := s.Labels[discoveryv1.LabelServiceName]
-	if name == "" {
-		return nil, nil
-	}
-	return []string{s.Namespace + "/" + name}, nil
 }
 
 // signalHandler signals Changes on every add, update and delete (including a delete delivered as a
@@ -282,23 +262,6 @@ func byMeta[T metav1.Object](a, b T) int {
 func (c *Cluster) routeSelected(r *routev1.Route) bool {
 	sel := c.opts.RouteLabels
 	return sel == nil || sel.Matches(labels.Set(r.Labels))
-}
-
-// ServiceEndpointSlices returns copies of the cached EndpointSlices of one Service (by their
-// kubernetes.io/service-name label), sorted by name.
-func (c *Cluster) ServiceEndpointSlices(namespace, service string) ([]*discoveryv1.EndpointSlice, error) {
-	objs, err := c.slices.GetIndexer().ByIndex(ServiceNameIndex, namespace+"/"+service)
-	if err != nil {
-		return nil, fmt.Errorf("EndpointSlices of %s/%s: %w", namespace, service, err)
-	}
-	var out []*discoveryv1.EndpointSlice
-	for _, obj := range objs {
-		if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
-			out = append(out, s.DeepCopy())
-		}
-	}
-	slices.SortFunc(out, byMeta[*discoveryv1.EndpointSlice])
-	return out, nil
 }
 
 // referencedSecrets returns the Secrets the selected cached Routes reference.

@@ -287,16 +287,12 @@ func TestClusterFollowsObjects(t *testing.T) {
 		t.Error("a Snapshot shares objects with the cache")
 	}
 
-	// The EndpointSlice index by Service.
-	got, err := b.c.ServiceEndpointSlices("b", "web")
-	if err != nil {
-		t.Fatal(err)
+	// The slices keep the kubernetes.io/service-name label Translate finds a Service's slices by.
+	if got, want := kNames(slicesOf(in, "b", "web")), []string{"b/web-1", "b/web-2"}; !slices.Equal(got, want) {
+		t.Errorf("slices of b/web %v, want %v", got, want)
 	}
-	if want := []string{"b/web-1", "b/web-2"}; !slices.Equal(kNames(got), want) {
-		t.Errorf("ServiceEndpointSlices(b, web) = %v, want %v", kNames(got), want)
-	}
-	if got, _ := b.c.ServiceEndpointSlices("a", "web"); len(got) != 0 {
-		t.Errorf("ServiceEndpointSlices(a, web) = %v, want none", kNames(got))
+	if got := slicesOf(in, "a", "web"); len(got) != 0 {
+		t.Errorf("slices of a/web %v, want none", kNames(got))
 	}
 
 	// Updates signal and show.
@@ -328,10 +324,22 @@ func TestClusterFollowsObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.changed(t, "an EndpointSlice delete")
-	b.snapshotEventually(t, "the EndpointSlice deletion", func(in mapping.Input) bool { return len(in.EndpointSlices) == 2 })
-	if got, _ := b.c.ServiceEndpointSlices("b", "web"); !slices.Equal(kNames(got), []string{"b/web-1"}) {
-		t.Errorf("ServiceEndpointSlices(b, web) after the delete = %v", kNames(got))
+	in = b.snapshotEventually(t, "the EndpointSlice deletion", func(in mapping.Input) bool { return len(in.EndpointSlices) == 2 })
+	if got := kNames(slicesOf(in, "b", "web")); !slices.Equal(got, []string{"b/web-1"}) {
+		t.Errorf("slices of b/web after the delete %v", got)
 	}
+}
+
+// slicesOf returns the EndpointSlices of in that the kubernetes.io/service-name label gives to the
+// Service namespace/service, in snapshot order.
+func slicesOf(in mapping.Input, namespace, service string) []*discoveryv1.EndpointSlice {
+	var out []*discoveryv1.EndpointSlice
+	for _, s := range in.EndpointSlices {
+		if s.Namespace == namespace && s.Labels[discoveryv1.LabelServiceName] == service {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func TestClusterRouteLabels(t *testing.T) {
