@@ -24,6 +24,9 @@ import (
 	"github.com/haroute/haroute/runtime/reload"
 )
 
+// masterPID returns the master's process id, 0 while no process runs.
+func (s *Supervisor) masterPID() int { return int(s.pid.Load()) }
+
 // renderDir renders a small model (Route www.example.com to one endpoint) into a new short directory
 // with reload.WriteFiles and returns the directory and the options (ports) it was rendered with.
 func renderDir(t *testing.T, endpoint netip.AddrPort) (string, mapping.Options) {

@@ -30,11 +30,8 @@ import (
 
 // Defaults of the Supervisor's bounds.
 const (
-	DefaultStopTimeout    = 10 * time.Second
-	DefaultStartTimeout   = 60 * time.Second
-	DefaultInitialBackoff = 200 * time.Millisecond
-	DefaultMaxBackoff     = 10 * time.Second
-	DefaultHealthyAfter   = 60 * time.Second
+	DefaultStopTimeout  = 10 * time.Second
+	DefaultStartTimeout = 60 * time.Second
 )
 
 // Internal bounds.
@@ -47,6 +44,11 @@ const (
 	pollInterval = 50 * time.Millisecond
 	// maxSocketPath is sun_path on Linux without its terminating NUL.
 	maxSocketPath = 107
+	// initialBackoff and maxBackoff bound the wait between two starts; a process that ran healthyAfter
+	// resets the backoff.
+	initialBackoff = 200 * time.Millisecond
+	maxBackoff     = 10 * time.Second
+	healthyAfter   = 60 * time.Second
 )
 
 // Log messages other code (and the tests) may look for.
@@ -67,16 +69,13 @@ type Supervisor struct {
 	// StartTimeout bounds the wait for the master CLI after a start; a process that does not answer
 	// in time is killed and counts as a failed start. Default 60 s (a large config loads slowly).
 	StartTimeout time.Duration
-	// InitialBackoff and MaxBackoff bound the wait between two starts; defaults 200 ms and 10 s.
-	InitialBackoff, MaxBackoff time.Duration
-	// HealthyAfter is how long a process must have run to reset the backoff; default 60 s.
-	HealthyAfter time.Duration
 
 	bin, dir string
 	log      *slog.Logger
 	started  chan struct{}
-	pid      atomic.Int64
-	running  atomic.Bool
+	// pid is the master's process id, 0 while no process runs (the tests read it).
+	pid     atomic.Int64
+	running atomic.Bool
 	// termTimeout is the SIGTERM stage's bound (tests shorten it).
 	termTimeout time.Duration
 }
@@ -99,9 +98,6 @@ func New(bin, dir string, log *slog.Logger) *Supervisor {
 // Started receives a value after every (re)start, once the master CLI answers (buffer 1: a start
 // not yet received is not queued twice).
 func (s *Supervisor) Started() <-chan struct{} { return s.started }
-
-// PID returns the master's process id, 0 while no process runs.
-func (s *Supervisor) PID() int { return int(s.pid.Load()) }
 
 // ConfigPath returns dir/conf/haproxy.cfg.
 func (s *Supervisor) ConfigPath() string { return filepath.Join(s.dir, "conf", "haproxy.cfg") }
@@ -135,13 +131,13 @@ func (s *Supervisor) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return errors.Join(context.Cause(ctx), stopErr)
 			}
-			if ranFor >= s.healthyAfter() {
+			if ranFor >= healthyAfter {
 				eb.Reset()
 			}
 		}
 		wait := eb.NextBackOff()
 		if wait == backoff.Stop { // MaxElapsedTime is 0, so this does not happen; stay bounded anyway
-			wait = s.maxBackoff()
+			wait = maxBackoff
 		}
 		s.log.Info(msgRestarting, "in", wait.Round(time.Millisecond), "attempt", attempt+1)
 		t := time.NewTimer(wait)
@@ -232,8 +228,8 @@ func (s *Supervisor) kill(p *process) error {
 // newBackOff returns the restart backoff: never gives up (MaxElapsedTime 0).
 func (s *Supervisor) newBackOff() *backoff.ExponentialBackOff {
 	eb := backoff.NewExponentialBackOff()
-	eb.InitialInterval = s.initialBackoff()
-	eb.MaxInterval = s.maxBackoff()
+	eb.InitialInterval = initialBackoff
+	eb.MaxInterval = maxBackoff
 	eb.MaxElapsedTime = 0
 	eb.Reset()
 	return eb
@@ -257,18 +253,6 @@ func (s *Supervisor) stopTimeout() time.Duration {
 
 func (s *Supervisor) startTimeout() time.Duration {
 	return orDefault(s.StartTimeout, DefaultStartTimeout)
-}
-
-func (s *Supervisor) initialBackoff() time.Duration {
-	return orDefault(s.InitialBackoff, DefaultInitialBackoff)
-}
-
-func (s *Supervisor) maxBackoff() time.Duration {
-	return max(orDefault(s.MaxBackoff, DefaultMaxBackoff), s.initialBackoff())
-}
-
-func (s *Supervisor) healthyAfter() time.Duration {
-	return orDefault(s.HealthyAfter, DefaultHealthyAfter)
 }
 
 func orDefault(d, def time.Duration) time.Duration {

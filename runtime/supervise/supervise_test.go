@@ -73,13 +73,13 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 	r := startRun(t, s, context.Background())
 
 	waitStarted(t, s, startWait)
-	pid1 := s.PID()
+	pid1 := s.masterPID()
 	if pid1 == 0 || !alive(pid1) {
-		t.Fatalf("PID() = %d after Started, not a live process", pid1)
+		t.Fatalf("masterPID() = %d after Started, not a live process", pid1)
 	}
 	master1, workers1 := procs(t, dir)
 	if master1 != pid1 {
-		t.Fatalf("show proc master %d, PID() %d", master1, pid1)
+		t.Fatalf("show proc master %d, masterPID() %d", master1, pid1)
 	}
 	if w := adminPID(t, dir); !slices.Contains(workers1, w) {
 		t.Fatalf("admin socket answered from pid %d, not a current worker %v", w, workers1)
@@ -96,13 +96,13 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 		t.Fatalf("kill master %d: %v", pid1, err)
 	}
 	waitStarted(t, s, startWait)
-	pid2 := s.PID()
+	pid2 := s.masterPID()
 	if pid2 == 0 || pid2 == pid1 {
-		t.Fatalf("PID() = %d after the restart (was %d)", pid2, pid1)
+		t.Fatalf("masterPID() = %d after the restart (was %d)", pid2, pid1)
 	}
 	master2, workers2 := procs(t, dir)
 	if master2 != pid2 {
-		t.Fatalf("show proc master %d after the restart, PID() %d", master2, pid2)
+		t.Fatalf("show proc master %d after the restart, masterPID() %d", master2, pid2)
 	}
 	if w := adminPID(t, dir); !slices.Contains(workers2, w) || slices.Contains(workers1, w) {
 		t.Fatalf("admin socket answered from pid %d; current workers %v, killed generation %v", w, workers2, workers1)
@@ -148,8 +148,8 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 			t.Errorf("pid %d still alive after Run returned", p)
 		}
 	}
-	if s.PID() != 0 {
-		t.Errorf("PID() = %d after Run returned, want 0", s.PID())
+	if s.masterPID() != 0 {
+		t.Errorf("masterPID() = %d after Run returned, want 0", s.masterPID())
 	}
 	stops := rec.find(msgStopped)
 	if len(stops) != 1 || stops[0].Attrs["pid"] != strconv.Itoa(pid2) || stops[0].Attrs["signal"] != "SIGUSR1" {
@@ -191,8 +191,8 @@ func TestMissingBinary(t *testing.T) {
 			t.Errorf("start failure %q does not name the missing file", a.Attrs["err"])
 		}
 	}
-	if s.PID() != 0 {
-		t.Errorf("PID() = %d, want 0", s.PID())
+	if s.masterPID() != 0 {
+		t.Errorf("masterPID() = %d, want 0", s.masterPID())
 	}
 	select {
 	case <-s.Started():
@@ -297,9 +297,9 @@ func TestStopEscalation(t *testing.T) {
 			r := startRun(t, s, context.Background())
 			waitFor(t, 10*time.Second, "fake binary running", func() bool {
 				_, err := os.Stat(mark)
-				return err == nil && s.PID() != 0
+				return err == nil && s.masterPID() != 0
 			})
-			pid := s.PID()
+			pid := s.masterPID()
 			start := time.Now()
 			if err := r.stop(t, stopWait); !errors.Is(err, context.Canceled) {
 				t.Fatalf("Run = %v, want context.Canceled", err)
