@@ -58,6 +58,7 @@ type Queue struct {
 	// next is the newest snapshot the worker has not taken yet.
 	next *snapshot
 	// busy: the worker holds a snapshot not yet written (being written, or waiting to be retried).
+	// Only the tests read busy and lastErr.
 	busy bool
 	// lastErr is the error of the last write; nil after a successful one.
 	lastErr error
@@ -103,14 +104,6 @@ func (q *Queue) Apply(_ context.Context, routes []*routev1.Route, cfg *model.Con
 	default: // a wake-up is already pending; the worker will find this snapshot
 	}
 	return nil
-}
-
-// State reports whether a snapshot still waits to be written (recorded, being written, or waiting
-// to be retried) and the error of the last write (nil once a write succeeded, or before the first).
-func (q *Queue) State() (pending bool, lastErr error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.next != nil || q.busy, q.lastErr
 }
 
 // Run writes the snapshots recorded by Apply until ctx ends, ctx being the context of the API calls

@@ -22,6 +22,14 @@ import (
 // testWait bounds every wait of these tests; reaching it is a failure, never the expected path.
 const testWait = 10 * time.Second
 
+// state reports whether a snapshot still waits to be written (recorded, being written, or waiting
+// to be retried) and the error of the last write (nil once a write succeeded, or before the first).
+func (q *Queue) state() (pending bool, lastErr error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.next != nil || q.busy, q.lastErr
+}
+
 // startQueue runs q's worker until the test ends. The cleanup cancels it and fails the test when Run
 // does not return within testWait; cleanups registered later (such as opening a gate) run before.
 func startQueue(t *testing.T, q *Queue) (cancel context.CancelFunc, done <-chan struct{}) {
@@ -59,7 +67,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func waitWritten(t *testing.T, q *Queue) {
 	t.Helper()
 	waitFor(t, "the queue to write its last snapshot", func() bool {
-		pending, err := q.State()
+		pending, err := q.state()
 		return !pending && err == nil
 	})
 }
@@ -190,7 +198,7 @@ func TestQueueApplyDoesNotWaitForTheAPIServer(t *testing.T) {
 	if err := receive(t, returned, "Apply to return while the API server does not answer"); err != nil {
 		t.Fatalf("Apply while the API server is blocked: %v", err)
 	}
-	if pending, _ := q.State(); !pending {
+	if pending, _ := q.state(); !pending {
 		t.Errorf("State says nothing is pending while a write is blocked and another snapshot waits")
 	}
 
@@ -242,7 +250,7 @@ func TestQueueRetriesFailedWrites(t *testing.T) {
 	var reported atomic.Int32
 	client.PrependReactor("update", "routes", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() == "status" && calls.Load() >= 1 {
-			if pending, err := q.State(); pending && apierrors.IsInternalError(err) {
+			if pending, err := q.state(); pending && apierrors.IsInternalError(err) {
 				reported.Add(1)
 			}
 		}
@@ -280,7 +288,7 @@ func TestQueueNewerSnapshotSupersedesRetry(t *testing.T) {
 		t.Fatalf("Apply: %v", err)
 	}
 	waitFor(t, "the first write to fail", func() bool {
-		_, err := q.State()
+		_, err := q.state()
 		return err != nil
 	})
 	if err := q.Apply(ctx, routes, &model.Config{}, reject(mapping.ReasonInvalidHost)); err != nil {
@@ -339,7 +347,7 @@ func TestQueueRunStopsWithItsContext(t *testing.T) {
 			failStatus(client, func(int32) bool { return true })
 			return func() {
 				waitFor(t, "the write to fail", func() bool {
-					_, err := q.State()
+					_, err := q.state()
 					return err != nil
 				})
 			}
