@@ -38,8 +38,6 @@ func withAlternate(name string, weight int32) routeOpt { return routetest.Altern
 
 func withCert(c keyPair) routeOpt { return routetest.Cert(c.cert, c.key) }
 
-func ptr[T any](v T) *T { return &v }
-
 // keyPair is a serving certificate and its key (PEM).
 type keyPair struct{ cert, key string }
 
