@@ -3,19 +3,17 @@ package source
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/haroute/haroute/mapping"
 )
 
-// LoadDir reads every *.yaml, *.yml and *.json file under dir (recursively, in lexical order, skipping
-// files and directories whose names start with "."), decodes each with mapping.DecodeManifests and
-// merges them into one Input in that order. Symbolic links to files are read (a mounted ConfigMap is
-// made of them); links to directories are not followed. An object defined twice (same kind, namespace
-// and name) is an error naming both files.
+// LoadDir reads the manifest files under dir (the same files a Folder watches: *.yaml, *.yml and
+// *.json, recursively, in lexical order, leaving out names that start with "."; see listFolder),
+// decodes each with mapping.DecodeManifests and merges them into one Input in that order. Symbolic
+// links to files are read (a mounted ConfigMap is made of them); links to directories are not
+// followed, except dir itself. An object defined twice (same kind, namespace and name) is an error
+// naming both files, and so is a directory that cannot be listed.
 func LoadDir(dir string) (mapping.Input, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -24,13 +22,13 @@ func LoadDir(dir string) (mapping.Input, error) {
 	if !st.IsDir() {
 		return mapping.Input{}, fmt.Errorf("manifests: %s is not a directory", dir)
 	}
-	files, err := manifestFiles(dir)
-	if err != nil {
-		return mapping.Input{}, err
+	list := listFolder(dir)
+	if len(list.problems) > 0 {
+		return mapping.Input{}, list.problems[0].Err
 	}
 	var in mapping.Input
 	seen := newObjectIndex()
-	for _, path := range files {
+	for _, path := range list.files {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return mapping.Input{}, fmt.Errorf("reading manifests: %w", err)
@@ -46,51 +44,6 @@ func LoadDir(dir string) (mapping.Input, error) {
 		return mapping.Input{}, err
 	}
 	return in, nil
-}
-
-// manifestFiles lists the manifest files under dir in lexical order.
-func manifestFiles(dir string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("listing manifests: %w", err)
-		}
-		if path == dir {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || !isManifest(d.Name()) {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(path)
-			if err != nil {
-				return fmt.Errorf("listing manifests: %w", err)
-			}
-			if !st.Mode().IsRegular() {
-				return nil
-			}
-		} else if !d.Type().IsRegular() {
-			return nil
-		}
-		files = append(files, path)
-		return nil
-	})
-	return files, err
-}
-
-// isManifest reports whether a file name ends in .yaml, .yml or .json (in any case).
-func isManifest(name string) bool {
-	switch strings.ToLower(filepath.Ext(name)) {
-	case ".yaml", ".yml", ".json":
-		return true
-	}
-	return false
 }
 
 // objectIndex remembers where each object was defined, to report duplicates.

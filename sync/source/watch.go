@@ -165,7 +165,7 @@ func (f *Folder) Run(ctx context.Context) error {
 // publishes the result if it changed (or if first is set). It reports whether it added a watch: files
 // written in a new directory before its watch existed are then picked up by another re-scan.
 func (f *Folder) rescan(w *fsnotify.Watcher, first bool) (again bool) {
-	list := scanFolder(f.dir)
+	list := listFolder(f.dir)
 	again = f.updateWatches(w, list.dirs)
 
 	present := make(map[string]bool, len(list.files))
@@ -331,75 +331,6 @@ func (f *Folder) updateWatches(w *fsnotify.Watcher, dirs []string) bool {
 		}
 	}
 	return added
-}
-
-// folderList is one listing of the folder.
-type folderList struct {
-	files    []string    // manifest files, in LoadDir's order
-	dirs     []string    // directories to watch: listed subdirectories and those holding link targets
-	problems []FileError // entries that could not be listed
-	unlisted []string    // directories (or the root) whose content is unknown this time
-}
-
-// scanFolder lists the manifest files under dir as LoadDir does, but carries on past entries it
-// cannot read, reporting them; an entry that vanished while listing is simply left out.
-func scanFolder(dir string) folderList {
-	var l folderList
-	dirs := map[string]bool{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == dir {
-				return err
-			}
-			if !errors.Is(err, fs.ErrNotExist) {
-				l.problems = append(l.problems, FileError{Path: path, Err: fmt.Errorf("listing manifests: %w", err)})
-				l.unlisted = append(l.unlisted, path)
-			}
-			if d != nil && d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if path == dir {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			dirs[path] = true
-			return nil
-		}
-		if !isManifest(d.Name()) {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(path)
-			if err != nil || !st.Mode().IsRegular() {
-				return nil // dangling, or a link to a directory: not a manifest
-			}
-			// Watch the directory of the link's target too, so that edits made there are seen.
-			if real, err := filepath.EvalSymlinks(path); err == nil {
-				dirs[filepath.Dir(real)] = true
-			}
-		} else if !d.Type().IsRegular() {
-			return nil
-		}
-		l.files = append(l.files, path)
-		return nil
-	})
-	if err != nil {
-		l.problems = append(l.problems, FileError{Path: dir, Err: fmt.Errorf("listing manifests: %w", err)})
-		l.unlisted = append(l.unlisted, dir)
-	}
-	for d := range dirs {
-		l.dirs = append(l.dirs, d)
-	}
-	slices.Sort(l.dirs)
-	return l
 }
 
 // under reports whether path is one of dirs or inside one of them.
