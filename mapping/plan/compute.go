@@ -12,7 +12,7 @@ import (
 // result, without pool; not nil). It never modifies its arguments; Next may share read-only data
 // (servers, map entries, PEM strings) with them, so treat all three as read-only.
 //
-//   - applied nil: Structural [Initial], Next = WithPool(desired).
+//   - applied nil: Structural [o.Unknown, default Initial], Next = WithPool(desired).
 //   - Settings that differ (any field but RouterName) are GlobalChanged, frontends that differ
 //     FrontendChanged; backends are matched as matchBackends describes (BackendOptionsChanged,
 //     NewBackend, PoolExhausted).
@@ -20,11 +20,17 @@ import (
 //     and deduplicated.
 //   - Otherwise Next is desired with claimed spares standing in for new Routes' backends (map entries
 //     and RouteInfo.Backend name the spare), released spares back in the pool, retired and free
-//     backends kept; Ops = Diff(applied, Next).
+//     backends kept; Ops = Diff(applied, Next). With o.ReloadEveryChange, non-empty Ops become a
+//     reload (ReloadMode).
 func Compute(applied, desired *model.Config) Plan { return ComputeWith(applied, desired, Options{}) }
 
 // Options tune ComputeWith.
 type Options struct {
+	// Unknown is the reason when applied is nil (the zero value: Initial); the caller names why it
+	// does not know what HAProxy runs (Restart, Drift, ...).
+	Unknown Reason
+	// ReloadEveryChange makes every change a reload (ReloadMode) where it would be runtime ops.
+	ReloadEveryChange bool
 	// PoolSizes sizes the spare pool a reload installs (nil: Settings.SparePoolSize).
 	PoolSizes PoolSizes
 	// Refill asks for a reload (PoolRefill) when a pool holds fewer free spares than PoolSizes
@@ -36,7 +42,11 @@ type Options struct {
 // ComputeWith is Compute with a spare pool sized by o, and optionally refilled.
 func ComputeWith(applied, desired *model.Config, o Options) Plan {
 	if applied == nil {
-		return Plan{Next: WithPoolSizes(desired, o.PoolSizes), Structural: []Reason{{Kind: Initial}}}
+		r := o.Unknown
+		if r.Kind == "" {
+			r = Reason{Kind: Initial}
+		}
+		return Reload(desired, o, r)
 	}
 	reasons := settingsReasons(&applied.Settings, &desired.Settings)
 	reasons = append(reasons, frontendReasons(applied.Frontends, desired.Frontends)...)
@@ -64,9 +74,18 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 	if err != nil {
 		// Matching keeps names and options, so Diff cannot refuse; if it ever does, a reload is the
 		// safe way.
-		return Plan{Next: WithPoolSizes(desired, o.PoolSizes), Structural: []Reason{{Kind: TemplateChanged, Detail: err.Error()}}}
+		return Reload(desired, o, Reason{Kind: DiffRefused, Detail: err.Error()})
+	}
+	if o.ReloadEveryChange && len(ops) > 0 {
+		return Reload(desired, o, Reason{Kind: ReloadMode, Detail: fmt.Sprintf("%d runtime ops", len(ops))})
 	}
 	return Plan{Next: next, Ops: ops}
+}
+
+// Reload is the structural plan for desired with reason r: Next is desired with a full pool (sized
+// by o.PoolSizes), no ops. Callers use it for reasons only they can see (TemplateChanged).
+func Reload(desired *model.Config, o Options, r Reason) Plan {
+	return Plan{Next: WithPoolSizes(desired, o.PoolSizes), Structural: []Reason{r}}
 }
 
 // refillReasons returns a PoolRefill reason per pool whose free spares among backends are fewer than

@@ -34,13 +34,35 @@ type Plan struct {
 // NeedsReload reports whether the plan is a reload.
 func (p Plan) NeedsReload() bool { return len(p.Structural) > 0 }
 
+// Reason returns the one reason a reload is labelled with (the first structural reason, reasons
+// being sorted by kind), or the zero Reason when the plan is no reload.
+func (p Plan) Reason() Reason {
+	if len(p.Structural) == 0 {
+		return Reason{}
+	}
+	return p.Structural[0]
+}
+
 // ReasonKind classifies why a change cannot be made at runtime.
 type ReasonKind string
 
 // Structural reasons.
 const (
-	// Initial: nothing is applied yet (first start, or state unknown after a failure).
+	// Initial: nothing is applied yet (first start, an HAProxy started from files haroute did not
+	// write, or a state left unknown by a failed update).
 	Initial ReasonKind = "Initial"
+	// Restart: HAProxy restarted after haroute changed it at runtime, so the runtime changes are gone.
+	Restart ReasonKind = "Restart"
+	// Drift: what HAProxy serves differs from the applied state in a way runtime ops cannot repair.
+	Drift ReasonKind = "Drift"
+	// ReloadMode: every change is a reload (--mode reload, the stock router's way).
+	ReloadMode ReasonKind = "ReloadMode"
+	// RuntimeFallback: a runtime op failed part-way; the files already held the target, and a reload
+	// installed them.
+	RuntimeFallback ReasonKind = "RuntimeFallback"
+	// DiffRefused: Diff found no runtime way between two matched states (a guard: matching keeps
+	// names and options, so this should not happen).
+	DiffRefused ReasonKind = "DiffRefused"
 	// GlobalChanged: settings rendered into global or defaults changed.
 	GlobalChanged ReasonKind = "GlobalChanged"
 	// FrontendChanged: a listener was added, removed or changed.
@@ -51,8 +73,10 @@ const (
 	NewBackend ReasonKind = "NewBackend"
 	// PoolExhausted: a new Route could use a spare, but none of its kind and balance is left.
 	PoolExhausted ReasonKind = "PoolExhausted"
-	// TemplateChanged: the rendered config differs outside what the runtime path owns (reported by
-	// the caller that compares masked renders, e.g. after a custom template change).
+	// TemplateChanged: the rendered haproxy.cfg differs from the applied one outside what the
+	// runtime path owns (server lines; maps, certificates and CA files are files of their own), e.g.
+	// a custom template that renders something per Route. The caller that renders finds it by
+	// comparing masked renders (render.MaskRuntime) and plans again with Reload.
 	TemplateChanged ReasonKind = "TemplateChanged"
 	// PoolRefill: the caller asked for the spare pool to be refilled ahead of demand (Options.Refill)
 	// and a pool holds fewer free spares than its size.
