@@ -24,7 +24,7 @@ import (
 
 	"github.com/haroute/haroute/examples/demo"
 	"github.com/haroute/haroute/mapping"
-	"github.com/haroute/haroute/runtime/reload"
+	"github.com/haroute/haroute/runtime/haproxy"
 )
 
 // Demo defaults and fixed choices.
@@ -135,7 +135,7 @@ func (a *app) demo(ctx context.Context, f demoFlags) error {
 		checkBinary:    f.haproxy,
 		statsPort:      f.statsPort,
 		statsAddress:   demoListen,
-		reloadInterval: reload.DefaultMinInterval,
+		reloadInterval: haproxy.DefaultReloadInterval,
 		mode:           modeRuntime,
 		driftInterval:  defaultDriftInterval,
 		onReady:        func() { printDemoHelp(a.stdout, f, manifests) },

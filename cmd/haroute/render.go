@@ -14,7 +14,7 @@ import (
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/render"
-	"github.com/haroute/haroute/runtime/reload"
+	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/sync/source"
 )
 
@@ -168,20 +168,24 @@ func (a *app) render(f renderFlags, changed func(string) bool) error {
 	warnFDLimit(a.log, s.opts.MaxConnections)
 	cfg, problems := mapping.Translate(in, s.opts)
 	rejected := a.reportProblems(problems)
-	files, err := render.Render(cfg, ro)
+	// The same files `haroute run` starts HAProxy from: the initial plan, spare pool included.
+	inst, err := haproxy.New(haproxy.Config{Dir: out, Render: ro})
 	if err != nil {
-		return fmt.Errorf("render: %w", err)
-	}
-	if err := reload.WriteFiles(out, files); err != nil {
 		return err
 	}
-
-	servers := 0
-	for _, b := range cfg.Backends {
-		servers += len(b.Servers)
+	first, err := inst.WriteInitial(cfg)
+	if err != nil {
+		return err
 	}
-	_, err = fmt.Fprintf(a.stdout, "%d routes admitted, %d rejected; %d backends, %d servers; config: %s\n",
-		len(cfg.Routes), rejected, len(cfg.Backends), servers, filepath.Join(out, "conf", "haproxy.cfg"))
+	servers, spares := 0, 0
+	for _, b := range first.State.Backends {
+		servers += len(b.Servers)
+		if b.Spare {
+			spares++
+		}
+	}
+	_, err = fmt.Fprintf(a.stdout, "%d routes admitted, %d rejected; %d backends (%d spare), %d servers; config: %s\n",
+		len(first.State.Routes), rejected, len(first.State.Backends), spares, servers, filepath.Join(out, filepath.FromSlash(haproxy.ConfigFile)))
 	return err
 }
 

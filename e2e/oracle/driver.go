@@ -14,13 +14,13 @@ import (
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
-	"github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
-// Driver drives HAProxy A the way `haroute run` does: the first step renders the initial plan and
-// starts HAProxy; every later step goes through runtime/apply's Updater (plan, write-through render,
-// runtime ops, or a validated reload for structural plans and as the fallback of a failed op).
+// Driver drives HAProxy A the way `haroute run` does, through a runtime/haproxy Instance: the first
+// step writes the initial configuration and starts HAProxy; every later step is an Update (plan,
+// write-through render, runtime ops, or a validated reload for structural plans and as the fallback
+// of a failed op).
 type Driver struct {
 	t       testing.TB
 	Opts    mapping.Options
@@ -28,9 +28,9 @@ type Driver struct {
 	HAProxy *testbed.HAProxy
 	Admin   *socket.Admin
 	Master  *socket.Master
-	// Updater keeps A in step; nil until A runs.
+	// Updater is the Instance that keeps A in step; nil until A runs.
 	Updater *haproxy.Instance
-	// Applied is what A runs (the Updater's applied state); nil before the first step.
+	// Applied is what A runs (the Instance's applied state); nil before the first step.
 	Applied *model.Config
 	Paths   render.RuntimePaths
 
@@ -47,6 +47,8 @@ type StepResult struct {
 	Desired  *model.Config
 	Problems []mapping.Problem
 	Plan     plan.Plan
+	// Reason is the one reason of the step's reload (zero when it reloaded nothing).
+	Reason plan.Reason
 	// Started is true for the step that started HAProxy (the Initial plan).
 	Started bool
 	// Reloads is the master's reload counter before and after the step (after start for the first).
@@ -78,7 +80,7 @@ func (d *Driver) Step(ctx context.Context, in mapping.Input) (StepResult, error)
 		return res, err
 	}
 	out, err := d.Updater.Update(ctx, res.Desired)
-	res.Plan, res.Ops, res.ApplyErr = out.Plan, out.Result.Counts, out.Fallback
+	res.Plan, res.Reason, res.Ops, res.ApplyErr = out.Plan, out.Reason, out.Result.Counts, out.Fallback
 	if err != nil {
 		return res, fmt.Errorf("update: %w", err)
 	}
@@ -99,24 +101,26 @@ func (d *Driver) Step(ctx context.Context, in mapping.Input) (StepResult, error)
 	return res, nil
 }
 
-// start renders the initial plan, starts A from it and hands A to an Updater.
+// start writes the initial configuration through a new Instance (as `haroute run` does), starts A
+// from it and keeps the Instance for the later steps.
 func (d *Driver) start(ctx context.Context, res StepResult, began time.Time) (StepResult, error) {
-	res.Plan = plan.Compute(nil, res.Desired)
-	if !res.Plan.NeedsReload() {
-		return res, errors.New("the first plan is not structural")
-	}
-	ro := render.Options{Dir: d.Dir, DefaultCertificatePEM: d.defaultCertPEM}
-	files, err := render.Render(res.Plan.Next, ro)
+	inst, err := haproxy.New(haproxy.Config{
+		Dir:    d.Dir,
+		Render: render.Options{DefaultCertificatePEM: d.defaultCertPEM},
+		Binary: testbed.HAProxyBinary(),
+	})
 	if err != nil {
-		return res, fmt.Errorf("render the initial plan: %w", err)
+		return res, err
 	}
-	d.HAProxy = testbed.StartHAProxy(d.t, d.Dir, files)
+	first, err := inst.WriteInitial(res.Desired)
+	if err != nil {
+		return res, fmt.Errorf("the initial configuration: %w", err)
+	}
+	res.Plan = plan.Plan{Next: first.State, Structural: []plan.Reason{{Kind: plan.Initial}}}
+	d.HAProxy = testbed.Start(d.t, d.Dir)
 	d.Admin = socket.NewAdmin(d.HAProxy.AdminSocket, socket.Options{})
 	d.Master = socket.NewMaster(d.HAProxy.MasterSocket, socket.Options{})
-	rl := reload.New(testbed.HAProxyBinary(), d.Dir, d.Master)
-	rl.MinInterval = 0
-	d.Updater = &haproxy.Instance{Dir: d.Dir, Render: ro, Admin: d.Admin, Reloader: rl}
-	d.Updater.SetApplied(res.Plan.Next)
+	d.Updater = inst
 	if err := d.setApplied(); err != nil {
 		return res, err
 	}

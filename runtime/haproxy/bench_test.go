@@ -15,10 +15,8 @@ import (
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
-	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
-	hareload "github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -58,25 +56,16 @@ func benchInput(bigEndpoints int) mapping.Input {
 
 func ptr[T any](v T) *T { return &v }
 
-// benchUpdater starts HAProxy from the translation of in and returns an Updater driving it.
+// benchUpdater starts HAProxy from the translation of in and returns an Instance driving it.
 func benchUpdater(b *testing.B, in mapping.Input) (*haproxy.Instance, mapping.Options, *socket.Master) {
 	opts := testbed.RouterOptions(b)
 	opts.CheckInterval = "1h" // keep thousands of failing checks from loading the machine
 	cfg, _ := mapping.Translate(in, opts)
-	first := plan.Compute(nil, cfg)
 	dir := testbed.TempDir(b)
 	ca := testbed.NewCA(b, "bench CA")
-	ro := render.Options{Dir: dir, DefaultCertificatePEM: ca.IssueBundle(b, "default.example.com")}
-	files, err := render.Render(first.Next, ro)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := testbed.StartHAProxy(b, dir, files)
+	ro := render.Options{DefaultCertificatePEM: ca.IssueBundle(b, "default.example.com")}
+	u, _, h := startInstance(b, dir, ro, cfg, nil)
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
-	rl := hareload.New(testbed.HAProxyBinary(), dir, master)
-	rl.MinInterval = 0
-	u := &haproxy.Instance{Dir: dir, Render: ro, Admin: socket.NewAdmin(h.AdminSocket, socket.Options{}), Reloader: rl}
-	u.SetApplied(first.Next)
 	return u, opts, master
 }
 

@@ -1,13 +1,12 @@
-// Package haproxy owns the HAProxy side of haroute: it keeps one running HAProxy in step with the
-// desired state (plan, render, write-through, runtime ops or a validated reload).
 package haproxy
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
+	"log/slog"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/haroute/haroute/mapping/model"
@@ -18,69 +17,149 @@ import (
 	"github.com/haroute/haroute/runtime/socket"
 )
 
-// Instance keeps one running HAProxy in step with a sequence of desired states: it plans against what
-// HAProxy runs, renders the plan's Next and writes the files first (write-through, so a reload or a
-// restart reproduces the state), then applies the runtime ops — or reloads, when the plan is
-// structural or when any runtime op fails (the files already hold the target). Deletions HAProxy
-// defers (connections attached) stay in the applied state as maint servers, so the next plan retries
-// them, and a server that desired brings back is re-enabled rather than re-added.
-//
-// A structural plan that the Reloader may not send yet (RELOAD_INTERVAL) is left for the caller to
-// plan again when it may (Outcome.ReloadAt), so that the reload carries the newest state rather than
-// files rendered before the wait. With a Demand, the spare pool grows with the rate of new Routes and
-// the Instance says when a pool should be refilled ahead of demand (Outcome.PoolLow, then Refill).
-//
-// An Instance is not safe for concurrent use; the controller calls Update from one loop.
-type Instance struct {
-	// Dir is the absolute HAProxy directory the files are written to.
+// Defaults of a Config.
+const (
+	// DefaultBinary is the HAProxy executable that checks configurations (`haproxy -c`).
+	DefaultBinary = "/usr/sbin/haproxy"
+	// DefaultReloadInterval is OpenShift's RELOAD_INTERVAL default: the least time between reloads.
+	DefaultReloadInterval = reload.DefaultMinInterval
+	// AdminSocketFile and MasterSocketFile are the sockets' paths under the HAProxy directory (the
+	// default template binds the admin socket there; the master socket is HAProxy's -S argument).
+	AdminSocketFile  = "run/haproxy.sock"
+	MasterSocketFile = "run/master.sock"
+	// ConfigFile is the configuration HAProxy starts from, under the HAProxy directory.
+	ConfigFile = "conf/haproxy.cfg"
+)
+
+// Config says where an Instance's HAProxy lives and how to change it.
+type Config struct {
+	// Dir is the absolute HAProxy directory (conf/, router/, run/).
 	Dir string
-	// Render holds the template, default certificate and env; its Dir is set from Dir. Without a
-	// Cache, the Instance keeps its own, so each update renders only the backends that changed.
-	Render   render.Options
-	Admin    *socket.Admin
-	Reloader *reload.Reloader
-	// Demand, when set, sizes the spare pool from the rate at which new Routes claim spares (see
-	// plan.Demand): the Instance records its claims and reports pools that run low (Outcome.PoolLow).
-	// Nil keeps every pool at Settings.SparePoolSize.
-	Demand *plan.Demand
+	// Render holds the template, the default certificate and env; its Dir and Cache are set by the
+	// Instance (which keeps a block cache, so that each update renders only the backends that
+	// changed).
+	Render render.Options
+	// Binary checks every configuration before a reload (`haproxy -c`); empty: DefaultBinary.
+	Binary string
+	// AdminSocket and MasterSocket are the worker's runtime API and the master CLI; empty: under Dir
+	// (AdminSocketFile, MasterSocketFile).
+	AdminSocket, MasterSocket string
+	// ReloadInterval is the least time between two reloads (RELOAD_INTERVAL); 0: none. A reload that
+	// may not be sent yet is left for a later Update (Outcome.ReloadAt).
+	ReloadInterval time.Duration
+	// ReloadTimeout bounds the wait for a new worker after a reload; 0: reload.DefaultWaitTimeout.
+	ReloadTimeout time.Duration
+	// ReloadEveryChange makes every change a reload (ReloadMode): the stock router's way, for
+	// comparison. Drift is then repaired by a reload too.
+	ReloadEveryChange bool
+	// AdaptivePool sizes the spare pool from the rate at which new Routes claim spares (plan.Demand
+	// over pools of Settings.SparePoolSize) and reports pools that run low (Outcome.PoolLow); a burst
+	// of new Routes is then served from spares with one refill reload rather than one per pool.
+	// Without it every pool holds Settings.SparePoolSize.
+	AdaptivePool bool
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Log receives what the Instance notices on its own (restarts, drift); nil discards.
+	Log *slog.Logger
+}
 
+// Instance keeps one running HAProxy in step with desired states (see the package documentation).
+// Its methods are safe for concurrent use and run one at a time.
+type Instance struct {
+	cfg      Config
+	admin    *socket.Admin
+	master   *socket.Master
+	reloader *reload.Reloader
+	cache    *render.BlockCache
+	// demand is the spare pool's demand (AdaptivePool), made from the first desired state's settings.
+	demand *plan.Demand
+
+	mu sync.Mutex
+	// applied is the state HAProxy runs (nil: unknown, the next Update reloads with reason unknown).
 	applied *model.Config
-	cache   *render.BlockCache
+	unknown plan.Reason
+	// appliedMask is render.MaskRuntime of the haproxy.cfg written for applied (nil: unknown).
+	appliedMask []byte
 	// lastReload is how long the last reload took (render to confirmed worker).
 	lastReload time.Duration
+	// touched: HAProxy was changed at runtime (ops, a reload, or a failure) since its last (re)start,
+	// so a restart loses state.
+	touched bool
+	// adopted: Adopt found an HAProxy running before WriteInitial, which then records nothing.
+	adopted bool
+	// procs is the process set last seen, for restart detection (Processes).
+	procs *procSnapshot
 }
+
+// New returns an Instance for the HAProxy whose files live in c.Dir. Nothing is read or written.
+func New(c Config) (*Instance, error) {
+	if !filepath.IsAbs(c.Dir) {
+		return nil, fmt.Errorf("haproxy: directory %q: want an absolute path", c.Dir)
+	}
+	c.Dir = filepath.Clean(c.Dir)
+	if c.Binary == "" {
+		c.Binary = DefaultBinary
+	}
+	if c.AdminSocket == "" {
+		c.AdminSocket = filepath.Join(c.Dir, filepath.FromSlash(AdminSocketFile))
+	}
+	if c.MasterSocket == "" {
+		c.MasterSocket = filepath.Join(c.Dir, filepath.FromSlash(MasterSocketFile))
+	}
+	c.Render.Dir = c.Dir
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	i := &Instance{
+		cfg:     c,
+		admin:   socket.NewAdmin(c.AdminSocket, socket.Options{}),
+		master:  socket.NewMaster(c.MasterSocket, socket.Options{}),
+		cache:   render.NewBlockCache(),
+		unknown: plan.Reason{Kind: plan.Initial},
+	}
+	i.reloader = reload.New(c.Binary, c.Dir, i.master)
+	i.reloader.MinInterval = c.ReloadInterval
+	if c.ReloadTimeout > 0 {
+		i.reloader.WaitTimeout = c.ReloadTimeout
+	}
+	c.Render.Cache = i.cache
+	i.cfg.Render = c.Render
+	return i, nil
+}
+
+// Dir returns the HAProxy directory.
+func (i *Instance) Dir() string { return i.cfg.Dir }
 
 // Outcome is what one Update did.
 type Outcome struct {
 	Plan plan.Plan
+	// Reason is the one reason of a reload made or deferred (ReloadAt): the plan's first structural
+	// reason, or RuntimeFallback. Zero when no reload was needed.
+	Reason plan.Reason
 	// Reloaded is true when HAProxy was reloaded: a structural plan, or a fallback.
 	Reloaded bool
-	// Fallback is the runtime-path error that made the Instance reload instead (nil otherwise).
+	// Fallback is the runtime-path error that made the Instance reload instead (nil otherwise), and
+	// FailedOp the name of the op that failed (apply.OpName; "" when none did).
 	Fallback error
+	FailedOp string
 	// Result is what the runtime ops did (empty for a structural plan).
 	Result apply.Result
-	// ReloadAt is set when the plan needs a reload that may not be sent before then (the Reloader's
-	// MinInterval, RELOAD_INTERVAL). Nothing was rendered or changed: call Update again at ReloadAt
-	// with the newest desired state, so that the reload carries every change made meanwhile.
+	// ReloadAt is set when the plan needs a reload that may not be sent before then
+	// (ReloadInterval). Nothing was rendered or changed: call Update again at ReloadAt with the
+	// newest desired state, so that the reload carries every change made meanwhile.
 	ReloadAt time.Time
 	// PoolLow lists the spare pools that, at the rate new Routes claim them (Demand), run out before
 	// a refill could land: call Refill soon.
 	PoolLow []plan.PoolKey
 }
 
-// Applied returns the state HAProxy runs, as the Instance knows it (nil when unknown). Callers must
-// not modify it.
-func (i *Instance) Applied() *model.Config { return i.applied }
-
-// SetApplied declares what HAProxy runs, e.g. after the caller started it from files rendered from
-// state (which must be a plan's Next).
-func (i *Instance) SetApplied(state *model.Config) { i.applied = state }
-
-// Forget declares the running state unknown (HAProxy restarted, drift found that ops cannot fix):
-// the next Update reloads from a full render.
-func (i *Instance) Forget() { i.applied = nil }
+// Applied returns the state HAProxy runs, as the Instance knows it (nil when unknown: the next
+// Update reloads). Callers must not modify it.
+func (i *Instance) Applied() *model.Config {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.applied
+}
 
 // Update brings HAProxy to desired (a Translate result). On an error the returned Outcome says how
 // far it got; when HAProxy's state may be anything, Applied is nil and the next Update reloads. A
@@ -99,114 +178,126 @@ func (i *Instance) Refill(ctx context.Context, desired *model.Config) (Outcome, 
 const refillMargin = time.Second
 
 func (i *Instance) now() time.Time {
-	if i.Now != nil {
-		return i.Now()
+	if i.cfg.Now != nil {
+		return i.cfg.Now()
 	}
 	return time.Now()
 }
 
-func (i *Instance) update(ctx context.Context, desired *model.Config, refill bool) (Outcome, error) {
-	now := i.now()
-	opts := plan.Options{Refill: refill && i.Demand != nil}
-	if i.Demand != nil {
-		opts.PoolSizes = i.Demand.Sizes(now)
+// planOptions are the plan options of an update towards desired at now.
+func (i *Instance) planOptions(desired *model.Config, now time.Time, refill bool) plan.Options {
+	o := plan.Options{Unknown: i.unknown, ReloadEveryChange: i.cfg.ReloadEveryChange}
+	if i.cfg.AdaptivePool && i.demand == nil {
+		i.demand = plan.NewDemand(desired.Settings.SparePoolSize)
 	}
+	if i.demand != nil {
+		o.PoolSizes = i.demand.Sizes(now)
+		o.Refill = refill
+	}
+	return o
+}
+
+func (i *Instance) update(ctx context.Context, desired *model.Config, refill bool) (Outcome, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	now := i.now()
+	opts := i.planOptions(desired, now, refill)
 	out := Outcome{Plan: plan.ComputeWith(i.applied, desired, opts)}
-	next := out.Plan.Next
+	var files []render.File
+	var mask []byte
+	if !out.Plan.NeedsReload() {
+		var err error
+		if files, mask, err = i.render(out.Plan.Next); err != nil {
+			return out, err
+		}
+		if r, changed := templateChanged(i.appliedMask, mask); changed {
+			out.Plan = plan.Reload(desired, opts, r)
+		}
+	}
 	if out.Plan.NeedsReload() {
-		if at := i.Reloader.ReadyAt(); at.After(now) {
+		out.Reason = out.Plan.Reason()
+		if at := i.reloader.ReadyAt(); at.After(now) {
 			out.ReloadAt = at
 			return out, nil
 		}
-	}
-	ro := i.Render
-	ro.Dir = i.Dir
-	if ro.Cache == nil {
-		if i.cache == nil {
-			i.cache = render.NewBlockCache()
+		var err error
+		if files, mask, err = i.render(out.Plan.Next); err != nil {
+			return out, err
 		}
-		ro.Cache = i.cache
+		return out, i.reload(ctx, files, mask, out.Plan.Next, &out)
 	}
-	files, err := render.Render(next, ro)
-	if err != nil {
-		return out, fmt.Errorf("render: %w", err)
-	}
-	if out.Plan.NeedsReload() {
-		return out, i.reload(ctx, files, next, &out)
-	}
-	paths, err := render.PathsFor(next, i.Dir)
-	if err != nil {
-		return out, fmt.Errorf("runtime paths: %w", err)
-	}
+	return out, i.runtime(ctx, files, mask, now, &out)
+}
 
-	release := i.Reloader.HoldOps()
-	if err := reload.WriteFiles(i.Dir, files); err != nil {
+// runtime writes the files of a runtime plan through and applies its ops; a failed op falls back
+// to a reload of those files.
+func (i *Instance) runtime(ctx context.Context, files []render.File, mask []byte, now time.Time, out *Outcome) error {
+	next := out.Plan.Next
+	paths, err := render.PathsFor(next, i.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("runtime paths: %w", err)
+	}
+	release := i.reloader.HoldOps()
+	if err := reload.WriteFiles(i.cfg.Dir, files); err != nil {
 		release()
 		// Some files may be new already: a later reload must rewrite them all.
-		i.applied = nil
-		return out, fmt.Errorf("write-through: %w", err)
+		i.forget(plan.Reason{Kind: plan.Initial, Detail: "the files could not be written: " + err.Error()})
+		return fmt.Errorf("write-through: %w", err)
 	}
-	res, err := apply.Apply(ctx, i.Admin, next, paths, i.Dir, out.Plan.Ops)
+	res, err := apply.Apply(ctx, i.admin, next, paths, i.cfg.Dir, out.Plan.Ops)
 	release()
 	out.Result = res
+	if res.Applied > 0 || len(res.Deferred) > 0 || err != nil {
+		i.touched = true
+	}
 	if err != nil {
 		out.Fallback = err
-		return out, i.reload(ctx, files, next, &out)
+		var opErr *apply.OpError
+		if errors.As(err, &opErr) {
+			out.FailedOp = apply.OpName(opErr.Op)
+		}
+		out.Reason = plan.Reason{Kind: plan.RuntimeFallback, Detail: err.Error()}
+		return i.reload(ctx, files, mask, next, out)
 	}
-	if i.Demand != nil {
+	if d := i.demand; d != nil {
 		for k, n := range claims(i.applied, next) {
-			i.Demand.Record(k, n, now)
+			d.Record(k, n, now)
 		}
 		out.PoolLow = i.lowPools(next, now)
 	}
 	i.applied = withDeferred(next, i.applied, res.Deferred)
-	return out, nil
+	i.appliedMask = mask
+	return nil
 }
 
-// claims counts, per pool, the spares that next claims and applied had free.
-func claims(applied, next *model.Config) map[plan.PoolKey]int {
-	out := map[plan.PoolKey]int{}
-	for i := range next.Backends {
-		b := &next.Backends[i]
-		if !b.Spare || b.Route == "" {
-			continue
-		}
-		if a := applied.Backend(b.Name); a != nil && a.Route == "" {
-			out[plan.PoolKey{Kind: b.Kind, Balance: b.Balance}]++
-		}
+// render renders next with the Instance's options and masks its haproxy.cfg (render.MaskRuntime).
+func (i *Instance) render(next *model.Config) ([]render.File, []byte, error) {
+	files, err := render.Render(next, i.cfg.Render)
+	if err != nil {
+		return nil, nil, fmt.Errorf("render: %w", err)
 	}
-	return out
-}
-
-// lowPools returns the pools of next that Demand finds low, given how long a refill would take: the
-// wait until a reload may be sent, plus twice the last reload (at least refillMargin).
-func (i *Instance) lowPools(next *model.Config, now time.Time) []plan.PoolKey {
-	lead := max(refillMargin, 2*i.lastReload)
-	if at := i.Reloader.ReadyAt(); at.After(now) {
-		lead += at.Sub(now)
+	mask, err := maskOf(files, next, i.cfg.Dir)
+	if err != nil {
+		return nil, nil, err
 	}
-	free := plan.FreeSpares(next)
-	var out []plan.PoolKey
-	for _, k := range plan.Pools(&next.Settings) {
-		if i.Demand.Low(k, free[k], now, lead) {
-			out = append(out, k)
-		}
-	}
-	return out
+	return files, mask, nil
 }
 
 // reload installs files with a validated reload. On success HAProxy runs next exactly (a reload drops
 // runtime leftovers such as deferred servers). A refused config or a failed reload leaves the old
 // worker serving the last good files; after a fallback, or when the outcome is unknown, the applied
 // state is unknown.
-func (i *Instance) reload(ctx context.Context, files []render.File, next *model.Config, out *Outcome) error {
-	res, err := i.Reloader.Reload(ctx, files)
+func (i *Instance) reload(ctx context.Context, files []render.File, mask []byte, next *model.Config, out *Outcome) error {
+	i.touched = true
+	res, err := i.reloader.Reload(ctx, files)
 	if err == nil {
-		i.applied, out.Reloaded, i.lastReload = next, true, res.Duration
+		i.applied, i.appliedMask, i.unknown = next, mask, plan.Reason{Kind: plan.Initial}
+		out.Reloaded, i.lastReload = true, res.Duration
+		i.refreshProcs(ctx)
 		return nil
 	}
 	if out.Fallback != nil || errors.Is(err, reload.ErrReloadTimeout) || !errors.Is(err, reload.ErrInvalidConfig) && !errors.Is(err, reload.ErrReloadFailed) {
-		i.applied = nil
+		i.forget(plan.Reason{Kind: plan.Initial, Detail: "HAProxy's state is unknown after: " + err.Error()})
 	}
 	if out.Fallback != nil {
 		return fmt.Errorf("runtime update failed (%w) and the fallback reload failed too: %w", out.Fallback, err)
@@ -214,33 +305,7 @@ func (i *Instance) reload(ctx context.Context, files []render.File, next *model.
 	return fmt.Errorf("reload: %w", err)
 }
 
-// withDeferred returns next with the servers whose deletion HAProxy deferred put back, in maint, as
-// they were in prev. next is not modified (it shares slices with the desired state).
-func withDeferred(next, prev *model.Config, deferred []plan.DelServer) *model.Config {
-	if len(deferred) == 0 || prev == nil {
-		return next
-	}
-	out := *next
-	out.Backends = slices.Clone(next.Backends)
-	for _, d := range deferred {
-		old := prev.Backend(d.Backend)
-		b := out.Backend(d.Backend)
-		if old == nil || b == nil {
-			continue
-		}
-		var srv *model.Server
-		for j := range old.Servers {
-			if old.Servers[j].Name == d.Server {
-				srv = &old.Servers[j]
-			}
-		}
-		k := sort.Search(len(b.Servers), func(k int) bool { return b.Servers[k].Name >= d.Server })
-		if srv == nil || (k < len(b.Servers) && b.Servers[k].Name == d.Server) {
-			continue
-		}
-		kept := *srv
-		kept.State = model.StateMaint
-		b.Servers = slices.Insert(slices.Clone(b.Servers), k, kept)
-	}
-	return &out
+// forget declares HAProxy's state unknown for reason r: the next Update reloads, labelled r.
+func (i *Instance) forget(r plan.Reason) {
+	i.applied, i.appliedMask, i.unknown = nil, nil, r
 }

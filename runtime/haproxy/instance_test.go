@@ -12,16 +12,14 @@ import (
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/apply"
-	"github.com/haroute/haroute/runtime/haproxy"
-	hareload "github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
-// TestUpdaterRuntimeThenFallback drives a real HAProxy through the Updater: a scale-out goes through
+// TestInstanceRuntimeThenFallback drives a real HAProxy through the Instance: a scale-out goes through
 // runtime ops without a reload; then drift made by hand (the server the next plan adds already exists)
-// makes an op fail, and the Updater falls back to a reload of the files it wrote, after which HAProxy
+// makes an op fail, and the Instance falls back to a reload of the files it wrote, after which HAProxy
 // serves exactly the desired state and the next Update is runtime again.
-func TestUpdaterRuntimeThenFallback(t *testing.T) {
+func TestInstanceRuntimeThenFallback(t *testing.T) {
 	ctx := context.Background()
 	ca := testbed.NewCA(t, "router CA")
 	a := testbed.StartHTTPBackend(t, "127.0.0.2", "a")
@@ -43,19 +41,9 @@ func TestUpdaterRuntimeThenFallback(t *testing.T) {
 		return cfg
 	}
 
-	first := plan.Compute(nil, desired(a))
-	ro.Dir = dir
-	files, err := render.Render(first.Next, ro)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := testbed.StartHAProxy(t, dir, files)
+	u, _, h := startInstance(t, dir, ro, desired(a), nil)
 	admin := socket.NewAdmin(h.AdminSocket, socket.Options{})
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
-	rl := hareload.New(testbed.HAProxyBinary(), dir, master)
-	rl.MinInterval = 0
-	u := &haproxy.Instance{Dir: dir, Render: ro, Admin: admin, Reloader: rl}
-	u.SetApplied(first.Next)
 	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	reloads := func() int {
 		ps, err := master.ShowProc(ctx)
@@ -122,6 +110,9 @@ func TestUpdaterRuntimeThenFallback(t *testing.T) {
 	}
 	if out.Fallback == nil || !errors.Is(out.Fallback, apply.ErrReloadRequired) || !errors.Is(out.Fallback, socket.ErrExists) || !out.Reloaded {
 		t.Fatalf("want a fallback reload after add server found the server: %+v", out)
+	}
+	if out.Reason.Kind != plan.RuntimeFallback || out.FailedOp != "add_server" {
+		t.Fatalf("fallback reload labelled %v (failed op %q), want RuntimeFallback (add_server)", out.Reason, out.FailedOp)
 	}
 	if reloads() != r0+1 {
 		t.Fatalf("reloads %d, want %d", reloads(), r0+1)

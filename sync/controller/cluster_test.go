@@ -41,8 +41,8 @@ func watching(actions []k8stesting.Action, resource string) bool {
 	return false
 }
 
-// lastUpdate returns the last desired state the fake Updater accepted (nil: none).
-func (u *fakeUpdater) lastUpdate() *model.Config {
+// lastUpdate returns the last desired state the fake HAProxy side accepted (nil: none).
+func (u *fakeHAProxy) lastUpdate() *model.Config {
 	ups, _ := u.snapshot()
 	if len(ups) == 0 {
 		return nil
@@ -61,11 +61,11 @@ func TestClusterInformerDriven(t *testing.T) {
 	routes := routefake.NewClientset()
 	cluster := source.NewCluster(kube, routes, source.ClusterOptions{Log: testLogger(t)})
 	src := &countingSource{Source: cluster}
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	st := &fakeStatus{}
 	c := &Controller{
 		Source:        src,
-		Updater:       up,
+		HAProxy:       up,
 		Status:        st,
 		Options:       mapping.DefaultOptions(),
 		Holdoff:       20 * time.Millisecond,

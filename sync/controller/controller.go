@@ -1,12 +1,13 @@
 // Package controller keeps one HAProxy in step with a Source (a watched manifest folder or the
 // Kubernetes API). One loop owns everything that changes HAProxy: it coalesces change signals into
 // one work key (a short holdoff, extended by new signals up to a cap), takes a snapshot, translates
-// it, skips the update when the desired state is unchanged, and hands it to the Updater (plan →
-// write-through → runtime ops, or a validated reload). Failures are retried with exponential backoff
-// and never give up; the desired state is never dropped, since every retry starts from a fresh
-// snapshot. The loop also repairs drift (observe, compare, repair through runtime ops), notices
-// HAProxy restarts it did not cause, writes Route status, and feeds the metrics and health endpoints
-// served by Handler.
+// it, skips the update when the desired state is unchanged, and hands it to the HAProxy side
+// (runtime/haproxy: plan, write-through, runtime ops or a validated reload, each reload with one
+// typed reason). Failures are retried with exponential backoff and never give up; the desired state
+// is never dropped, since every retry starts from a fresh snapshot. The loop also asks for drift
+// repair, notices HAProxy restarts it did not cause (from a supervisor or from HAProxy's process
+// list), hands Route status to its writer, and feeds the metrics and health endpoints served by
+// Handler.
 package controller
 
 import (
@@ -23,16 +24,7 @@ import (
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/haproxy"
-	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/source"
-)
-
-// Modes of a Controller.
-const (
-	// ModeRuntime applies changes through runtime ops when the plan allows it (the default).
-	ModeRuntime = "runtime"
-	// ModeReload makes every change a full validated reload (the stock-router baseline).
-	ModeReload = "reload"
 )
 
 // Defaults of the timing fields.
@@ -54,24 +46,30 @@ const (
 	statusRetryMax     = 30 * time.Second
 	// healthSlack is added to twice the drift interval for the liveness check.
 	healthSlack = 10 * time.Second
-	// healthTimeout bounds the admin socket check of Healthy.
-	healthTimeout = 3 * time.Second
 )
 
-// Updater brings HAProxy to a desired state; *haproxy.Instance implements it.
-type Updater interface {
+// HAProxy is the HAProxy side as the controller sees it; *haproxy.Instance implements it.
+type HAProxy interface {
 	// Update plans against the applied state and applies (ops or reload); a reload it may not send
 	// yet is left undone (Outcome.ReloadAt).
 	Update(ctx context.Context, desired *model.Config) (haproxy.Outcome, error)
 	// Refill is Update that also refills the spare pool (after an Outcome with PoolLow).
 	Refill(ctx context.Context, desired *model.Config) (haproxy.Outcome, error)
-	// Applied is the state HAProxy runs as far as the Updater knows (nil: unknown).
+	// Repair compares what HAProxy serves with the applied state and repairs the difference, or
+	// leaves a reload to the next Update (RepairOutcome.Resync).
+	Repair(ctx context.Context) (haproxy.RepairOutcome, error)
+	// Restarted declares an HAProxy (re)start the controller did not cause; true when the runtime
+	// changes are lost and the next Update reloads.
+	Restarted(why string) bool
+	// Processes lists HAProxy's workers and reports restarts made by others.
+	Processes(ctx context.Context) (haproxy.Processes, error)
+	// Ping checks that HAProxy's admin socket answers.
+	Ping(ctx context.Context) error
+	// Applied is the state HAProxy runs as far as the Instance knows (nil: unknown).
 	Applied() *model.Config
-	// Forget declares the running state unknown: the next Update reloads from a full render.
-	Forget()
 }
 
-var _ Updater = (*haproxy.Instance)(nil)
+var _ HAProxy = (*haproxy.Instance)(nil)
 
 // StatusWriter writes Route status; *status.Queue implements it (off the sync path: Apply only records
 // what to write), and so does *status.Writer (inline).
@@ -86,26 +84,18 @@ type Controller struct {
 	Source source.Source
 	// Options are the translation options (ROUTER_* settings).
 	Options mapping.Options
-	// Updater applies desired states to HAProxy.
-	Updater Updater
+	// HAProxy applies desired states to HAProxy and repairs drift.
+	HAProxy HAProxy
 	// Status writes Route status after every sync; nil writes none.
 	Status StatusWriter
-	// Admin is the worker's admin socket: health checks and drift repair (nil: neither).
-	Admin *socket.Admin
-	// Master is the master CLI: worker count and, without Restarts, restart detection (nil: neither).
-	Master *socket.Master
 	// Restarts receives a value after every (re)start of a supervised HAProxy (managed mode). Nil in
-	// sidecar mode: the controller then detects restarts itself through `show proc`.
+	// sidecar mode: the controller then learns of restarts from HAProxy.Processes.
 	Restarts <-chan struct{}
-	// Mode is ModeRuntime (default when empty) or ModeReload.
-	Mode string
 	// Holdoff is the coalescing delay after a change signal (default 50 ms), extended by new signals
 	// up to MaxHoldoff after the first one (default 500 ms).
 	Holdoff, MaxHoldoff time.Duration
-	// DriftInterval is the period of drift checks and `show proc` (default 30 s).
+	// DriftInterval is the period of drift checks and process checks (default 30 s).
 	DriftInterval time.Duration
-	// Dir is the absolute HAProxy directory (the Updater's Dir): runtime paths for drift repair.
-	Dir string
 	// Metrics receives the loop's metrics; nil: a private set.
 	Metrics *Metrics
 	// Log receives one line per sync; nil discards.
@@ -121,8 +111,8 @@ type Controller struct {
 // Ready reports whether a sync has succeeded (the first desired state is applied).
 func (c *Controller) Ready() bool { return c.ready.Load() }
 
-// Healthy returns nil when the loop ran within 2×DriftInterval+10s and the admin socket answers
-// `show version`; otherwise an error naming the reason.
+// Healthy returns nil when the loop ran within 2×DriftInterval+10s and HAProxy answers (Ping);
+// otherwise an error naming the reason.
 func (c *Controller) Healthy(ctx context.Context) error {
 	last := c.lastLoop.Load()
 	if last == 0 {
@@ -132,37 +122,17 @@ func (c *Controller) Healthy(ctx context.Context) error {
 	if age := time.Since(time.Unix(0, last)); age > limit {
 		return fmt.Errorf("sync loop stalled: last ran %s ago (limit %s)", age.Round(time.Millisecond), limit)
 	}
-	if c.Admin == nil {
-		return errors.New("no HAProxy admin socket configured")
-	}
-	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
-	defer cancel()
-	reply, err := c.Admin.Command(ctx, "show version")
-	if err != nil {
-		return fmt.Errorf("haproxy admin socket: %w", err)
-	}
-	if reply == "" {
-		return errors.New("haproxy admin socket: empty answer to show version")
-	}
-	return nil
+	return c.HAProxy.Ping(ctx)
 }
 
 // Run runs the loop until ctx ends (nil) or the configuration is unusable (an error). It may be
 // called once.
 func (c *Controller) Run(ctx context.Context) error {
-	if c.Source == nil || c.Updater == nil {
-		return errors.New("controller: Source and Updater are required")
-	}
-	switch c.Mode {
-	case "", ModeRuntime, ModeReload:
-	default:
-		return fmt.Errorf("controller: unknown mode %q (want %s or %s)", c.Mode, ModeRuntime, ModeReload)
+	if c.Source == nil || c.HAProxy == nil {
+		return errors.New("controller: Source and HAProxy are required")
 	}
 	if err := c.Options.Validate(); err != nil {
 		return fmt.Errorf("controller: options: %w", err)
-	}
-	if c.Admin != nil && c.Dir == "" {
-		return errors.New("controller: Dir (the HAProxy directory) is required with an admin socket")
 	}
 	if !c.running.CompareAndSwap(false, true) {
 		return errors.New("controller: Run called twice")
@@ -192,8 +162,6 @@ func (c *Controller) driftInterval() time.Duration {
 	}
 	return DefaultDriftInterval
 }
-
-func (c *Controller) reloadMode() bool { return c.Mode == ModeReload }
 
 func (c *Controller) log() *slog.Logger {
 	if c.Log != nil {

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/runtime/haproxy"
 )
 
 // run starts c.Run in the background; the test's cleanup cancels it and waits (bounded).
@@ -35,10 +35,10 @@ func run(t *testing.T, c *Controller) context.CancelFunc {
 	return cancel
 }
 
-func newTestController(src *fakeSource, up *fakeUpdater) *Controller {
+func newTestController(src *fakeSource, up *fakeHAProxy) *Controller {
 	return &Controller{
 		Source:        src,
-		Updater:       up,
+		HAProxy:       up,
 		Options:       mapping.DefaultOptions(),
 		Holdoff:       20 * time.Millisecond,
 		MaxHoldoff:    200 * time.Millisecond,
@@ -49,7 +49,7 @@ func newTestController(src *fakeSource, up *fakeUpdater) *Controller {
 
 func TestNoTranslateBeforeSynced(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	c := newTestController(src, up)
 	run(t, c)
 	for range 5 {
@@ -75,7 +75,7 @@ func TestNoTranslateBeforeSynced(t *testing.T) {
 func TestBurstIsCoalesced(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	c := newTestController(src, up)
 	c.Holdoff, c.MaxHoldoff = 50*time.Millisecond, 500*time.Millisecond
 	run(t, c)
@@ -108,7 +108,7 @@ func TestBurstIsCoalesced(t *testing.T) {
 func TestIdenticalSnapshotSkipsUpdate(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	st := &fakeStatus{}
 	c := newTestController(src, up)
 	c.Status = st
@@ -133,7 +133,7 @@ func TestIdenticalSnapshotSkipsUpdate(t *testing.T) {
 func TestErrorIsRetried(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	up.fail = 3
 	c := newTestController(src, up)
 	run(t, c)
@@ -155,7 +155,7 @@ func TestErrorIsRetried(t *testing.T) {
 func TestChangesDuringBackoffAreNotLost(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	up.fail = 2
 	c := newTestController(src, up)
 	run(t, c)
@@ -170,25 +170,33 @@ func TestChangesDuringBackoffAreNotLost(t *testing.T) {
 	}
 }
 
-func TestReloadModeForgetsBeforeEveryChange(t *testing.T) {
+// TestReloadLabelsFromThePlan: every reload is counted under the one reason the HAProxy side gives
+// it (here the plan's: Initial, then ReloadMode for a change in reload mode); an identical state
+// changes nothing.
+func TestReloadLabelsFromThePlan(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
+	up.reloadEveryChange = true
 	c := newTestController(src, up)
-	c.Mode = ModeReload
 	run(t, c)
 	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
 	src.set(webInput("10.0.0.1", "10.0.0.2"))
 	waitFor(t, 3*time.Second, "the second update", func() bool { return up.count("update") == 2 })
-	src.set(webInput("10.0.0.1", "10.0.0.2")) // identical: no update, no forget
+	src.set(webInput("10.0.0.1", "10.0.0.2")) // identical: no update
 	time.Sleep(150 * time.Millisecond)
 	_, ev := up.snapshot()
-	if want := []string{"forget", "update", "forget", "update"}; !slices.Equal(ev, want) {
+	if want := []string{"update", "update"}; !slices.Equal(ev, want) {
 		t.Fatalf("events %v, want %v", ev, want)
 	}
 	m := c.Metrics
-	if got := value(t, m.Reloads.WithLabelValues(ModeReload)); got != 2 {
-		t.Fatalf("haroute_reloads_total{reason=reload} = %v, want 2", got)
+	for reason, want := range map[plan.ReasonKind]float64{plan.Initial: 1, plan.ReloadMode: 1} {
+		if got := value(t, m.Reloads.WithLabelValues(string(reason))); got != want {
+			t.Fatalf("haroute_reloads_total{reason=%s} = %v, want %v", reason, got, want)
+		}
+	}
+	if got := series(m.Reloads); got != 2 {
+		t.Fatalf("%d reload reason series, want 2", got)
 	}
 	if got := series(m.RuntimeOps); got != 0 {
 		t.Fatalf("%d runtime op series in reload mode, want 0", got)
@@ -198,7 +206,7 @@ func TestReloadModeForgetsBeforeEveryChange(t *testing.T) {
 func TestRuntimeModeDoesNotForget(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	c := newTestController(src, up)
 	run(t, c)
 	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
@@ -218,7 +226,7 @@ func TestRuntimeModeDoesNotForget(t *testing.T) {
 func TestRestartForgetsAndUpdates(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	restarts := make(chan struct{}, 1)
 	c := newTestController(src, up)
 	c.Restarts = restarts
@@ -248,44 +256,61 @@ func TestRestartForgetsAndUpdates(t *testing.T) {
 	}
 }
 
-func TestSidecarRestartDetectedThroughShowProc(t *testing.T) {
+// TestSidecarRestartFromProcesses: without a supervisor, the controller learns of restarts from the
+// HAProxy side's process check, and resyncs when the runtime changes are lost.
+func TestSidecarRestartFromProcesses(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
-	var worker, reloads atomicInt
-	worker.set(101)
-	master := startFakeCLI(t, func(cmd string) string {
-		if cmd != "show proc" {
-			return "Unknown command.\n\n"
-		}
-		return procReply(100, reloads.get(), worker.get())
-	})
+	up := newFakeHAProxy()
 	c := newTestController(src, up)
-	c.Master = newMaster(master.path)
 	c.DriftInterval = 50 * time.Millisecond
 	run(t, c)
 	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
-	// Our own reload (the initial one) recorded worker 101; several checks change nothing.
-	waitFor(t, 3*time.Second, "show proc polls", func() bool { return master.cmds.Load() >= 4 })
+	waitFor(t, 3*time.Second, "the worker gauge", func() bool { return value(t, c.Metrics.Workers) == 1 })
+	waitFor(t, 3*time.Second, "drift checks", func() bool {
+		up.mu.Lock()
+		defer up.mu.Unlock()
+		return up.repairs >= 2
+	})
 	if n := up.count("forget"); n != 0 {
 		t.Fatalf("forgot without a restart (%d)", n)
 	}
-	if got := value(t, c.Metrics.Workers); got != 1 {
-		t.Fatalf("haroute_haproxy_workers = %v, want 1", got)
-	}
-	reloads.set(1)
-	worker.set(102) // someone else reloaded HAProxy
+	up.set(func(u *fakeHAProxy) { u.restart, u.workers = "workers [101] replaced by [102]", 2 })
 	waitFor(t, 3*time.Second, "the resync", func() bool { return up.count("update") == 2 })
 	_, ev := up.snapshot()
-	if want := []string{"update", "forget", "update"}; !slices.Equal(ev, want) {
-		t.Fatalf("events %v, want %v", ev, want)
+	if i := slices.Index(ev, "forget"); i < 0 || ev[i+1] != "update" {
+		t.Fatalf("events %v, want a forget followed by an update", ev)
+	}
+	if got := value(t, c.Metrics.Reloads.WithLabelValues(string(plan.Restart))); got != 1 {
+		t.Fatalf("haroute_reloads_total{reason=Restart} = %v, want 1", got)
+	}
+}
+
+// TestDriftResyncReloads: drift that ops cannot repair makes the next sync reload, labelled Drift.
+func TestDriftResyncReloads(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeHAProxy()
+	c := newTestController(src, up)
+	c.DriftInterval = 50 * time.Millisecond
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	up.set(func(u *fakeHAProxy) {
+		u.repair = haproxy.RepairOutcome{Drift: []string{"backend b missing"}, Resync: true, Reason: plan.Reason{Kind: plan.Drift}}
+	})
+	waitFor(t, 3*time.Second, "the resync", func() bool { return up.count("update") == 2 })
+	if got := value(t, c.Metrics.Reloads.WithLabelValues(string(plan.Drift))); got != 1 {
+		t.Fatalf("haroute_reloads_total{reason=Drift} = %v, want 1", got)
+	}
+	if got := value(t, c.Metrics.DriftRepairs); got != 1 {
+		t.Fatalf("haroute_drift_repairs_total = %v, want 1", got)
 	}
 }
 
 func TestStatusFailureRetriedWithoutBlockingUpdates(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	st := &fakeStatus{fail: 1}
 	c := newTestController(src, up)
 	c.Status = st
@@ -303,7 +328,7 @@ func TestStatusFailureRetriedWithoutBlockingUpdates(t *testing.T) {
 func TestDeferredDeletionsRetried(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	up.deferred = 1
 	c := newTestController(src, up)
 	run(t, c)
@@ -321,10 +346,9 @@ func TestDeferredDeletionsRetried(t *testing.T) {
 func TestRunRejectsBadConfig(t *testing.T) {
 	src := newFakeSource(webInput())
 	for name, c := range map[string]*Controller{
-		"no source":   {Updater: newFakeUpdater()},
-		"bad mode":    {Source: src, Updater: newFakeUpdater(), Mode: "fast", Options: mapping.DefaultOptions()},
-		"no options":  {Source: src, Updater: newFakeUpdater()},
-		"admin + dir": {Source: src, Updater: newFakeUpdater(), Admin: newAdmin("/nonexistent"), Options: mapping.DefaultOptions()},
+		"no source":  {HAProxy: newFakeHAProxy()},
+		"no haproxy": {Source: src, Options: mapping.DefaultOptions()},
+		"no options": {Source: src, HAProxy: newFakeHAProxy()},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := c.Run(ctx)
@@ -361,9 +385,9 @@ func TestDiffCounts(t *testing.T) {
 func TestDeferredReloadCarriesNewestState(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	c := newTestController(src, up)
-	c.Mode = ModeReload // every change is a reload
+	up.reloadEveryChange = true // every change is a reload
 	run(t, c)
 	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
 	up.mu.Lock()
@@ -382,8 +406,8 @@ func TestDeferredReloadCarriesNewestState(t *testing.T) {
 			t.Fatalf("the intermediate state was installed (events %v)", ev)
 		}
 	}
-	if got := value(t, c.Metrics.Reloads.WithLabelValues(ModeReload)); got != 2 {
-		t.Fatalf("haroute_reloads_total{reason=reload} = %v, want 2 (the initial one and one for both changes)", got)
+	if got := value(t, c.Metrics.Reloads.WithLabelValues(string(plan.ReloadMode))); got != 1 {
+		t.Fatalf("haroute_reloads_total{reason=ReloadMode} = %v, want 1 (one for both changes)", got)
 	}
 }
 
@@ -391,7 +415,7 @@ func TestDeferredReloadCarriesNewestState(t *testing.T) {
 func TestLowPoolIsRefilled(t *testing.T) {
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	up.low = 1
 	c := newTestController(src, up)
 	run(t, c)
@@ -400,53 +424,6 @@ func TestLowPoolIsRefilled(t *testing.T) {
 	waitFor(t, 3*time.Second, "the refill", func() bool { return up.count("refill") == 1 })
 	time.Sleep(100 * time.Millisecond) // no further refill once the pool is not low
 	if _, ev := up.snapshot(); !slices.Equal(ev, []string{"update", "update", "refill"}) {
-		t.Fatalf("events %v", ev)
-	}
-}
-
-// TestReloadInFlightIsNotARestart: while someone else's reload is in flight, a 3.1+ master lists the
-// new worker under "# workers" before it serves (and drops it again if it fails). The controller takes
-// a new worker set for a restart only once that worker answers on the admin socket.
-func TestReloadInFlightIsNotARestart(t *testing.T) {
-	src := newFakeSource(webInput("10.0.0.1"))
-	src.synced.Store(true)
-	up := newFakeUpdater()
-	var worker, reloads, answering atomicInt
-	worker.set(101)
-	answering.set(101)
-	master := startFakeCLI(t, func(cmd string) string {
-		if cmd != "show proc" {
-			return "Unknown command.\n\n"
-		}
-		return procReply(100, reloads.get(), worker.get())
-	})
-	admin := startFakeCLI(t, func(cmd string) string {
-		if cmd == "show info" {
-			return fmt.Sprintf("Name: HAProxy\nVersion: 3.2.26-1\nPid: %d\n\n", answering.get())
-		}
-		return "Unknown command.\n\n"
-	})
-	c := newTestController(src, up)
-	c.Master = newMaster(master.path)
-	c.Admin = newAdmin(admin.path)
-	c.Dir = t.TempDir()
-	c.DriftInterval = 50 * time.Millisecond
-	run(t, c)
-	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
-	waitFor(t, 3*time.Second, "show proc polls", func() bool { return master.cmds.Load() >= 2 })
-
-	// A reload in flight: the master lists worker 102, but 101 still serves.
-	reloads.set(1)
-	worker.set(102)
-	polls := master.cmds.Load()
-	waitFor(t, 3*time.Second, "more show proc polls", func() bool { return master.cmds.Load() >= polls+4 })
-	if n := up.count("forget"); n != 0 {
-		t.Fatalf("a reload in flight was taken for a restart (%d forgets)", n)
-	}
-	// It completes: 102 answers, which is a reload of someone else's.
-	answering.set(102)
-	waitFor(t, 3*time.Second, "the resync", func() bool { return up.count("update") == 2 })
-	if _, ev := up.snapshot(); !slices.Equal(ev, []string{"update", "forget", "update"}) {
 		t.Fatalf("events %v", ev)
 	}
 }

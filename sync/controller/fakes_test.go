@@ -1,15 +1,10 @@
 package controller
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,9 +22,7 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/routetest"
-	"github.com/haroute/haroute/runtime/apply"
 	"github.com/haroute/haroute/runtime/haproxy"
-	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/source"
 )
 
@@ -74,13 +67,18 @@ func (f *fakeSource) signal() {
 
 var _ source.Source = (*fakeSource)(nil)
 
-// fakeUpdater records what the controller asks of it. The first Update after a Forget (or from an
-// unknown state) counts as a reload, like haproxy.Instance.
-type fakeUpdater struct {
+// fakeHAProxy records what the controller asks of the HAProxy side. It plans like haproxy.Instance
+// (the first Update from an unknown state is a reload, labelled with the reason it was forgotten for;
+// with reloadEveryChange every change is a reload) and forgets its state on a restart after a
+// runtime change, as the Instance does.
+type fakeHAProxy struct {
 	mu      sync.Mutex
 	applied *model.Config
+	unknown plan.Reason
+	touched bool
 	updates []*model.Config
-	events  []string // "update" / "forget", in order
+	events  []string // "update" / "refill" / "deferred" / "forget", in order
+	repairs int      // Repair calls with a known state
 	fail    int      // the next fail Updates return an error
 	// deferred makes the next Update report deferred deletions (retried by the controller).
 	deferred int
@@ -88,21 +86,32 @@ type fakeUpdater struct {
 	// before then reports ReloadAt and changes nothing, like haproxy.Instance.
 	readyAt time.Time
 	// low makes the next runtime Updates report a low spare pool.
-	low     int
+	low int
+	// reloadEveryChange is the Instance's reload mode.
+	reloadEveryChange bool
+	// procs answers Processes; restart is reported once by the next Processes.
+	workers int
+	restart string
+	// repair answers Repair (a resync forgets the state with reason Drift).
+	repair haproxy.RepairOutcome
+	// pingErr answers Ping.
+	pingErr error
 	updated chan struct{}
 }
 
-func newFakeUpdater() *fakeUpdater { return &fakeUpdater{updated: make(chan struct{}, 1000)} }
+func newFakeHAProxy() *fakeHAProxy { return &fakeHAProxy{updated: make(chan struct{}, 1000), workers: 1} }
 
-func (u *fakeUpdater) Update(_ context.Context, desired *model.Config) (haproxy.Outcome, error) {
+var _ HAProxy = (*fakeHAProxy)(nil)
+
+func (u *fakeHAProxy) Update(_ context.Context, desired *model.Config) (haproxy.Outcome, error) {
 	return u.update("update", desired)
 }
 
-func (u *fakeUpdater) Refill(_ context.Context, desired *model.Config) (haproxy.Outcome, error) {
+func (u *fakeHAProxy) Refill(_ context.Context, desired *model.Config) (haproxy.Outcome, error) {
 	return u.update("refill", desired)
 }
 
-func (u *fakeUpdater) update(event string, desired *model.Config) (haproxy.Outcome, error) {
+func (u *fakeHAProxy) update(event string, desired *model.Config) (haproxy.Outcome, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	defer func() { u.updated <- struct{}{} }()
@@ -111,50 +120,111 @@ func (u *fakeUpdater) update(event string, desired *model.Config) (haproxy.Outco
 		u.fail--
 		return haproxy.Outcome{}, errors.New("injected failure")
 	}
-	p := plan.Compute(u.applied, desired)
+	p := plan.ComputeWith(u.applied, desired, plan.Options{Unknown: u.unknown, ReloadEveryChange: u.reloadEveryChange})
+	out := haproxy.Outcome{Plan: p, Reason: p.Reason()}
 	if p.NeedsReload() && time.Now().Before(u.readyAt) {
 		u.events = append(u.events, "deferred")
-		return haproxy.Outcome{Plan: p, ReloadAt: u.readyAt}, nil
+		out.ReloadAt = u.readyAt
+		return out, nil
 	}
 	u.events = append(u.events, event)
-	out := haproxy.Outcome{Plan: p, Reloaded: p.NeedsReload(), Result: apply.Result{Counts: map[string]int{}}}
+	out.Reloaded = p.NeedsReload()
+	out.Result.Counts = map[string]int{}
 	if !p.NeedsReload() && u.low > 0 {
 		u.low--
 		out.PoolLow = []plan.PoolKey{{Kind: model.KindHTTP, Balance: "random"}}
 	}
 	for _, op := range p.Ops {
-		out.Result.Counts[apply.OpName(op)]++
+		out.Result.Counts[opName(op)]++
 		out.Result.Applied++
 	}
 	if u.deferred > 0 {
 		u.deferred--
 		out.Result.Deferred = []plan.DelServer{{Backend: "b", Server: "s"}}
 	}
-	u.applied = p.Next
+	if out.Reloaded || out.Result.Applied > 0 {
+		u.touched = true
+	}
+	u.applied, u.unknown = p.Next, plan.Reason{}
 	u.updates = append(u.updates, desired)
 	return out, nil
 }
 
-func (u *fakeUpdater) Applied() *model.Config {
+// opName names the ops the fake counts, as apply.OpName does for the ones these tests make.
+func opName(op plan.Op) string {
+	switch op.(type) {
+	case plan.AddServer:
+		return "add_server"
+	case plan.DelServer:
+		return "del_server"
+	}
+	return fmt.Sprintf("%T", op)
+}
+
+func (u *fakeHAProxy) Repair(context.Context) (haproxy.RepairOutcome, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.applied == nil {
+		return haproxy.RepairOutcome{}, haproxy.ErrNoState
+	}
+	u.repairs++
+	out := u.repair
+	u.repair = haproxy.RepairOutcome{}
+	if out.Resync {
+		u.forget(out.Reason)
+	}
+	return out, nil
+}
+
+func (u *fakeHAProxy) Restarted(why string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.touched {
+		return false
+	}
+	u.touched = false
+	u.forget(plan.Reason{Kind: plan.Restart, Detail: why})
+	return true
+}
+
+func (u *fakeHAProxy) forget(r plan.Reason) {
+	u.applied, u.unknown = nil, r
+	u.events = append(u.events, "forget")
+}
+
+func (u *fakeHAProxy) Processes(context.Context) (haproxy.Processes, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := haproxy.Processes{Workers: u.workers, Restart: u.restart}
+	u.restart = ""
+	return out, nil
+}
+
+func (u *fakeHAProxy) Ping(context.Context) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.pingErr
+}
+
+func (u *fakeHAProxy) Applied() *model.Config {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.applied
 }
 
-func (u *fakeUpdater) Forget() {
+func (u *fakeHAProxy) set(f func(u *fakeHAProxy)) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.applied = nil
-	u.events = append(u.events, "forget")
+	f(u)
 }
 
-func (u *fakeUpdater) snapshot() (updates []*model.Config, events []string) {
+func (u *fakeHAProxy) snapshot() (updates []*model.Config, events []string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]*model.Config(nil), u.updates...), append([]string(nil), u.events...)
 }
 
-func (u *fakeUpdater) count(event string) int {
+func (u *fakeHAProxy) count(event string) int {
 	_, ev := u.snapshot()
 	n := 0
 	for _, e := range ev {
@@ -189,66 +259,6 @@ func (s *fakeStatus) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls
-}
-
-// fakeCLI answers HAProxy CLI commands on a unix socket: non-interactive framing (one command, the
-// reply, close); for the master, commands are followed by "quit".
-type fakeCLI struct {
-	path    string
-	handler func(cmd string) string
-	cmds    atomic.Int64
-}
-
-func startFakeCLI(t *testing.T, handler func(cmd string) string) *fakeCLI {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "ctl-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	f := &fakeCLI{path: filepath.Join(dir, "s.sock"), handler: handler}
-	l, err := net.Listen("unix", f.path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { l.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer conn.Close()
-				_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-				line, err := bufio.NewReader(conn).ReadString('\n')
-				if err != nil && !errors.Is(err, io.EOF) {
-					return
-				}
-				f.cmds.Add(1)
-				_, _ = io.WriteString(conn, f.handler(strings.TrimSpace(line)))
-			}()
-		}
-	}()
-	return f
-}
-
-// procReply is a 2.6 `show proc` answer.
-func procReply(master, reloads int, workers ...int) string {
-	var b strings.Builder
-	b.WriteString("#<PID>          <type>          <reloads>       <uptime>        <version>\n")
-	fmt.Fprintf(&b, "%d            master          %d [failed: 0]  0d00h00m10s     2.6.12\n", master, reloads)
-	b.WriteString("# workers\n")
-	for _, w := range workers {
-		fmt.Fprintf(&b, "%d            worker          %d               0d00h00m05s     2.6.12\n", w, reloads)
-	}
-	b.WriteString("# old workers\n# programs\n\n")
-	return b.String()
 }
 
 // testLogger writes to the test log.
@@ -312,14 +322,6 @@ type atomicInt struct{ v atomic.Int64 }
 
 func (a *atomicInt) get() int  { return int(a.v.Load()) }
 func (a *atomicInt) set(v int) { a.v.Store(int64(v)) }
-
-func newAdmin(path string) *socket.Admin {
-	return socket.NewAdmin(path, socket.Options{Timeout: time.Second, RetryFor: -1})
-}
-
-func newMaster(path string) *socket.Master {
-	return socket.NewMaster(path, socket.Options{Timeout: time.Second, RetryFor: -1})
-}
 
 // translate returns the desired state of in under the default options.
 func translate(t *testing.T, in mapping.Input) *model.Config {

@@ -12,7 +12,6 @@ import (
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
-	"github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -29,25 +28,27 @@ func TestRealHAProxyDriftAndExternalReload(t *testing.T) {
 
 	// What `haroute run` does first: the first config from the first snapshot, HAProxy on it.
 	desired, _ := mapping.Translate(in, opts)
-	first := plan.Compute(nil, desired).Next
 	dir := testbed.TempDir(t)
-	ro := render.Options{Dir: dir, DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}
-	files, err := render.Render(first, ro)
+	up, err := haproxy.New(haproxy.Config{
+		Dir:    dir,
+		Render: render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")},
+		Binary: testbed.HAProxyBinary(),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hp := testbed.StartHAProxy(t, dir, files)
+	first, err := up.WriteInitial(desired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hp := testbed.Start(t, dir)
 	admin := socket.NewAdmin(hp.AdminSocket, socket.Options{})
 	master := socket.NewMaster(hp.MasterSocket, socket.Options{})
-	rl := reload.New(testbed.HAProxyBinary(), dir, master)
-	rl.MinInterval = 0
-	up := &haproxy.Instance{Dir: dir, Render: ro, Admin: admin, Reloader: rl}
-	up.SetApplied(first)
 
 	src := newFakeSource(in)
 	src.synced.Store(true)
 	c := &Controller{
-		Source: src, Options: opts, Updater: up, Admin: admin, Master: master, Dir: dir,
+		Source: src, Options: opts, HAProxy: up,
 		Holdoff: 20 * time.Millisecond, MaxHoldoff: 200 * time.Millisecond,
 		DriftInterval: 200 * time.Millisecond, Metrics: NewMetrics(),
 	}
@@ -61,7 +62,7 @@ func TestRealHAProxyDriftAndExternalReload(t *testing.T) {
 	}
 
 	// Drift: someone changes a server weight by hand.
-	b := first.Backend(first.Routes[0].Backend)
+	b := first.State.Backend(first.State.Routes[0].Backend)
 	srv := b.Servers[0]
 	if err := socket.SetServerWeight(ctx, admin, b.Name, srv.Name, 7); err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestRealHAProxyDriftAndExternalReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, wait, "the resync after an external reload", func() bool {
-		return value(t, c.Metrics.Reloads.WithLabelValues("Restart")) == 1 && up.Applied() != nil
+		return value(t, c.Metrics.Reloads.WithLabelValues(string(plan.Restart))) == 1 && up.Applied() != nil
 	})
 	if got := value(t, c.Metrics.Workers); got < 1 {
 		t.Fatalf("haroute_haproxy_workers = %v", got)
@@ -118,7 +119,7 @@ func TestRealHAProxyDriftAndExternalReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(5 * c.DriftInterval) // several periodic show proc checks; none may see a restart
-	if got := value(t, c.Metrics.Reloads.WithLabelValues("Restart")); got != 1 {
+	if got := value(t, c.Metrics.Reloads.WithLabelValues(string(plan.Restart))); got != 1 {
 		t.Fatalf("haroute_reloads_total{reason=Restart} = %v after an external failed reload, want still 1", got)
 	}
 }

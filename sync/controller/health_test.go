@@ -1,11 +1,12 @@
 package controller
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
+
 	"testing"
 	"time"
 )
@@ -19,19 +20,9 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 }
 
 func TestHandlerCodesAndMetricNames(t *testing.T) {
-	var adminUp atomic.Bool
-	adminUp.Store(true)
-	admin := startFakeCLI(t, func(cmd string) string {
-		if cmd == "show version" && adminUp.Load() {
-			return "2.6.12-1+deb12u4\n\n"
-		}
-		return ""
-	})
 	src := newFakeSource(webInput("10.0.0.1"))
-	up := newFakeUpdater()
+	up := newFakeHAProxy()
 	c := newTestController(src, up)
-	c.Admin = newAdmin(admin.path)
-	c.Dir = t.TempDir()
 	c.DriftInterval = 100 * time.Millisecond
 	h := Handler(c)
 
@@ -49,14 +40,14 @@ func TestHandlerCodesAndMetricNames(t *testing.T) {
 	waitFor(t, 3*time.Second, "ready", func() bool { code, _ := get(t, h, "/healthz/ready"); return code == 200 })
 
 	// The admin socket stops answering: both fail, with the reason.
-	adminUp.Store(false)
+	up.set(func(u *fakeHAProxy) { u.pingErr = errors.New("haproxy admin socket: connection refused") })
 	if code, body := get(t, h, "/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "admin socket") {
 		t.Fatalf("/healthz with a silent admin socket: %d %q", code, body)
 	}
 	if code, _ := get(t, h, "/healthz/ready"); code != http.StatusServiceUnavailable {
 		t.Fatalf("/healthz/ready with a silent admin socket: %d", code)
 	}
-	adminUp.Store(true)
+	up.set(func(u *fakeHAProxy) { u.pingErr = nil })
 
 	// A runtime change so that the labelled series exist.
 	src.set(webInput("10.0.0.1", "10.0.0.2"))
@@ -70,7 +61,7 @@ func TestHandlerCodesAndMetricNames(t *testing.T) {
 		"haroute_runtime_ops_total{op=\"add_server\",result=\"ok\"} 1",
 		"haroute_sync_duration_seconds_bucket",
 		"haroute_drift_repairs_total 0",
-		"haroute_haproxy_workers 0",
+		"haroute_haproxy_workers ",
 		"template_router_reload_seconds_count 1",
 		"template_router_write_config_seconds_count 1",
 	} {
@@ -84,8 +75,7 @@ func TestHandlerCodesAndMetricNames(t *testing.T) {
 }
 
 func TestHealthyDetectsStalledLoop(t *testing.T) {
-	admin := startFakeCLI(t, func(string) string { return "2.6.12\n\n" })
-	c := &Controller{Admin: newAdmin(admin.path), DriftInterval: time.Millisecond}
+	c := &Controller{HAProxy: newFakeHAProxy(), DriftInterval: time.Millisecond}
 	c.lastLoop.Store(time.Now().Add(-time.Minute).UnixNano())
 	err := c.Healthy(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "stalled") {

@@ -22,17 +22,11 @@ type loop struct {
 
 	// lastDesired is the last desired state Update accepted (nil before the first success).
 	lastDesired *model.Config
-	// touched: an Update or a repair changed HAProxy's runtime state (ops, reload, or a failure that
-	// leaves it unknown) since its last (re)start.
-	touched bool
 	// deferredPending: the last Update left deferred server deletions to retry.
 	deferredPending bool
 	// statusPending: the last status write failed; statusRetry paces the follow-up syncs.
 	statusPending bool
 	statusRetry   *backoff.ExponentialBackOff
-	// forgetReason names why the controller made the Updater forget its state (restart, drift,
-	// reload mode); it labels the next reload.
-	forgetReason string
 	// driftAfterSync asks for a drift check right after the next successful sync (after a restart).
 	driftAfterSync bool
 	// reloadAt is when a reload the last sync needed may be sent (zero: none waits). The sync then
@@ -40,8 +34,6 @@ type loop struct {
 	reloadAt time.Time
 	// refill: a spare pool runs low for the rate of new Routes; the next sync refills it.
 	refill bool
-	// procs is the worker set last seen (after our own reloads), for restart detection.
-	procs *procSnapshot
 	// waitingLogged: the "waiting for the source" line was written.
 	waitingLogged bool
 }
@@ -67,7 +59,7 @@ func (l *loop) run(ctx context.Context) error {
 	c := l.c
 	c.beat()
 	log := c.log()
-	log.Info("sync loop started", "mode", modeName(c), "holdoff", c.holdoff(), "maxHoldoff", c.maxHoldoff(),
+	log.Info("sync loop started", "holdoff", c.holdoff(), "maxHoldoff", c.maxHoldoff(),
 		"driftInterval", c.driftInterval())
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -178,36 +170,17 @@ func (l *loop) fire(ctx context.Context) {
 	}
 }
 
-// restarted handles an HAProxy (re)start the controller did not cause: the runtime state is gone, so
-// the Updater forgets it and the next sync reloads from a full render; a drift check follows. While
-// no runtime op or reload has changed HAProxy since the last (re)start, HAProxy runs the files on
-// disk, which hold the applied state (written by the caller or written through by an Update), so
-// nothing is forgotten then: the supervisor's first start costs no reload.
+// restarted handles an HAProxy (re)start the controller did not cause: when HAProxy had been changed
+// at runtime since its last start, the HAProxy side forgets its state and the next sync reloads
+// (Restart); otherwise HAProxy runs the files on disk, which hold the applied state, and the first
+// start of a supervised HAProxy costs no reload. A sync and a drift check follow either way.
 func (l *loop) restarted(why string) {
 	c := l.c
 	l.driftAfterSync = true
-	if !l.touched {
+	if c.HAProxy.Restarted(why) {
+		c.log().Warn("HAProxy restart detected: resyncing with a reload", "reason", why)
+	} else {
 		c.log().Info("HAProxy started", "reason", why)
-		l.soon(time.Now(), 0)
-		return
 	}
-	c.log().Warn("HAProxy restart detected: resyncing with a reload", "reason", why)
-	l.touched = false
-	l.forget("Restart")
 	l.soon(time.Now(), 0)
-}
-
-// forget makes the Updater forget the running state; the next sync reloads.
-func (l *loop) forget(reason string) {
-	l.c.Updater.Forget()
-	if l.forgetReason == "" {
-		l.forgetReason = reason
-	}
-}
-
-func modeName(c *Controller) string {
-	if c.reloadMode() {
-		return ModeReload
-	}
-	return ModeRuntime
 }

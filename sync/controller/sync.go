@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,11 +9,13 @@ import (
 	"strings"
 	"time"
 
+	routev1 "github.com/openshift/api/route/v1"
+
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
-	"github.com/haroute/haroute/runtime/apply"
 	"github.com/haroute/haroute/runtime/haproxy"
+	"github.com/haroute/haroute/sync/source"
 )
 
 // syncReport is what one sync did, for its log line and metrics.
@@ -26,8 +27,6 @@ type syncReport struct {
 	problems int
 	fileErrs int
 	status   error
-	// reloadReason labels a reload (haroute_reloads_total's reason).
-	reloadReason string
 	duration     time.Duration
 }
 
@@ -56,28 +55,64 @@ func (l *loop) sync(ctx context.Context) error {
 	return nil
 }
 
+// Desired is a snapshot of a Source, translated.
+type Desired struct {
+	// Config is the state to serve (a Translate result, validated).
+	Config *model.Config
+	// Problems are the Routes rejected or warned about.
+	Problems []mapping.Problem
+	// Routes are the snapshot's Routes (for their status).
+	Routes []*routev1.Route
+	// FileErrors are the manifest files not (fully) read (folder source).
+	FileErrors []source.FileError
+}
+
+// Rejected counts the Routes rejected (problems that are not warnings).
+func (d Desired) Rejected() int {
+	ids := map[string]bool{}
+	for _, p := range d.Problems {
+		if !p.Warning {
+			ids[p.Namespace+"/"+p.Name] = true
+		}
+	}
+	return len(ids)
+}
+
+// Translate takes a snapshot of src and translates it with opts: the first step of every sync, and
+// of the first configuration `haroute run` writes. An error means translation gave an invalid
+// config (a bug, never bad input: bad input is a Problem).
+func Translate(src source.Source, opts mapping.Options) (Desired, error) {
+	in, fileErrs := src.Snapshot()
+	cfg, problems := mapping.Translate(in, opts)
+	d := Desired{Config: cfg, Problems: problems, Routes: in.Routes, FileErrors: fileErrs}
+	if err := cfg.Validate(); err != nil {
+		return d, fmt.Errorf("translate gave an invalid config: %w", err)
+	}
+	return d, nil
+}
+
 func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 	c := l.c
-	in, fileErrs := c.Source.Snapshot()
-	rep.fileErrs = len(fileErrs)
-	desired, problems := mapping.Translate(in, c.Options)
-	for _, p := range problems {
+	d, err := Translate(c.Source, c.Options)
+	rep.fileErrs = len(d.FileErrors)
+	if err != nil {
+		return err
+	}
+	desired := d.Config
+	for _, p := range d.Problems {
 		if !p.Warning {
 			rep.problems++
 		}
 	}
-	if err := desired.Validate(); err != nil {
-		return fmt.Errorf("translate gave an invalid config: %w", err)
-	}
 	rep.changed = l.lastDesired == nil || !reflect.DeepEqual(desired, l.lastDesired)
 	rep.delta = diff(l.lastDesired, desired)
-	if rep.changed || l.deferredPending || l.refill || c.Updater.Applied() == nil {
+	if rep.changed || l.deferredPending || l.refill || c.HAProxy.Applied() == nil {
 		if err := l.update(ctx, desired, rep); err != nil {
 			return err
 		}
 	}
 	if c.Status != nil {
-		if err := c.Status.Apply(ctx, in.Routes, desired, problems); err != nil {
+		if err := c.Status.Apply(ctx, d.Routes, desired, d.Problems); err != nil {
 			rep.status = err
 			l.statusPending = true
 		} else {
@@ -87,23 +122,14 @@ func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 	return nil
 }
 
-// update hands desired to the Updater and records what it did.
+// update hands desired to the HAProxy side and records what it did.
 func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncReport) error {
 	c := l.c
-	if c.reloadMode() && rep.changed {
-		// Every change is a full validated reload: no runtime ops in this mode.
-		applied := c.Updater.Applied()
-		if applied == nil {
-			l.forget(ModeReload)
-		} else if p := plan.Compute(applied, desired); p.NeedsReload() || len(p.Ops) > 0 {
-			l.forget(ModeReload)
-		}
-	}
 	rep.updated = true
 	start := time.Now()
-	update := c.Updater.Update
+	update := c.HAProxy.Update
 	if l.refill {
-		update = c.Updater.Refill
+		update = c.HAProxy.Refill
 	}
 	out, err := update(ctx, desired)
 	took := time.Since(start)
@@ -113,37 +139,23 @@ func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncRepor
 		// Nothing changed: plan again from a fresh snapshot when the reload may be sent.
 		return nil
 	}
-	if out.Reloaded {
-		rep.reloadReason = l.reloadReason(out)
-	}
 	l.recordOutcome(out, err, took)
-	if err != nil || out.Reloaded || out.Result.Applied > 0 || len(out.Result.Deferred) > 0 {
-		l.touched = true
-	}
 	if err != nil {
 		return fmt.Errorf("update: %w", err)
 	}
 	l.lastDesired = desired
 	l.deferredPending = len(out.Result.Deferred) > 0
 	l.refill = len(out.PoolLow) > 0
-	if out.Reloaded {
-		l.forgetReason = ""
-		l.refreshProcs(ctx)
-	}
 	return nil
 }
 
 // recordOutcome feeds the metrics from one Update.
 func (l *loop) recordOutcome(out haproxy.Outcome, err error, took time.Duration) {
 	m := l.c.metrics()
-	recordOps(m, out.Result)
-	var opErr *apply.OpError
-	if errors.As(out.Fallback, &opErr) {
-		m.RuntimeOps.WithLabelValues(apply.OpName(opErr.Op), "error").Inc()
-	}
+	recordOps(m, out.Result.Counts, len(out.Result.Deferred), out.FailedOp)
 	switch {
 	case out.Reloaded:
-		m.Reloads.WithLabelValues(l.reloadReason(out)).Inc()
+		m.Reloads.WithLabelValues(string(out.Reason.Kind)).Inc()
 		m.ReloadSeconds.Observe(took.Seconds())
 	case err == nil && !out.ReloadAt.IsZero():
 		// Planned only: the reload waits for the reload interval.
@@ -153,26 +165,17 @@ func (l *loop) recordOutcome(out haproxy.Outcome, err error, took time.Duration)
 	}
 }
 
-// reloadReason labels a reload: why the controller forced it, the fallback, or the plan's first
-// structural reason.
-func (l *loop) reloadReason(out haproxy.Outcome) string {
-	switch {
-	case l.forgetReason != "":
-		return l.forgetReason
-	case out.Fallback != nil:
-		return "RuntimeFallback"
-	case len(out.Plan.Structural) > 0:
-		return string(out.Plan.Structural[0].Kind)
-	}
-	return "Unknown"
-}
-
-func recordOps(m *Metrics, res apply.Result) {
-	for op, n := range res.Counts {
+// recordOps counts runtime ops by name and result: counts carried out, deferred deletions, and the
+// op that failed (when failed is not empty).
+func recordOps(m *Metrics, counts map[string]int, deferred int, failed string) {
+	for op, n := range counts {
 		m.RuntimeOps.WithLabelValues(op, "ok").Add(float64(n))
 	}
-	for range res.Deferred {
-		m.RuntimeOps.WithLabelValues("del_server", "deferred").Inc()
+	if deferred > 0 {
+		m.RuntimeOps.WithLabelValues("del_server", "deferred").Add(float64(deferred))
+	}
+	if failed != "" {
+		m.RuntimeOps.WithLabelValues(failed, "error").Inc()
 	}
 }
 
@@ -188,8 +191,8 @@ func (l *loop) logSync(rep syncReport, err error) {
 		"deferred", len(rep.outcome.Result.Deferred),
 		"reloaded", rep.outcome.Reloaded,
 	}
-	if rep.reloadReason != "" {
-		attrs = append(attrs, "reloadReason", rep.reloadReason)
+	if k := rep.outcome.Reason.Kind; k != "" {
+		attrs = append(attrs, "reloadReason", string(k))
 	}
 	if at := rep.outcome.ReloadAt; !at.IsZero() {
 		attrs = append(attrs, "reloadIn", time.Until(at).Round(time.Millisecond))

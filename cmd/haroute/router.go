@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+
+	"github.com/haroute/haroute/runtime/haproxy"
+	"github.com/haroute/haroute/runtime/supervise"
+	"github.com/haroute/haroute/sync/controller"
+	"github.com/haroute/haroute/sync/source"
+	"github.com/haroute/haroute/sync/status"
+)
+
+// runRouter is `haroute run` with resolved settings: it returns nil when ctx ends (after every part
+// has stopped, a managed HAProxy included), or the failure that stopped the router.
+func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
+	src, statusQueue, err := a.newSource(rc)
+	if err != nil {
+		return err
+	}
+	inst, err := a.newInstance(rc)
+	if err != nil {
+		return err
+	}
+	warnFDLimit(a.log, rc.settings.opts.MaxConnections)
+	// The stats port is taken first, so that a port in use fails before anything starts.
+	statsLn, err := listenStats(rc)
+	if err != nil {
+		return err
+	}
+	if statsLn != nil {
+		defer statsLn.Close()
+	}
+
+	ctx, cancel := context.WithCancel(parent)
+	g := &group{cancel: cancel}
+	defer func() {
+		cancel()
+		if werr := g.wait(); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}()
+	g.start(ctx, "source", src.Run)
+	if !a.waitSynced(ctx, src) {
+		return nil
+	}
+	if rc.managed == "" && !rc.once && inst.Adopt(ctx) {
+		a.log.Info("HAProxy was running before this configuration was written: the first sync reloads it")
+	}
+	if err := a.writeFirstConfig(src, inst, rc); err != nil || rc.once {
+		return err
+	}
+	restarts, err := a.startHAProxy(ctx, g, rc)
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+	ctl := &controller.Controller{
+		Source:        src,
+		Options:       rc.settings.opts,
+		HAProxy:       inst,
+		Restarts:      restarts,
+		DriftInterval: rc.driftInterval,
+		Metrics:       controller.NewMetrics(),
+		Log:           a.log,
+	}
+	a.startParts(ctx, g, ctl, statusQueue, statsLn, rc)
+	<-ctx.Done()
+	if parent.Err() != nil {
+		a.log.Info("stopping")
+	}
+	return nil
+}
+
+// newInstance returns the owner of the HAProxy side for rc.
+func (a *app) newInstance(rc runConfig) (*haproxy.Instance, error) {
+	ro, err := a.renderOptions(rc.settings, rc.dir)
+	if err != nil {
+		return nil, err
+	}
+	return haproxy.New(haproxy.Config{
+		Dir:            rc.dir,
+		Render:         ro,
+		Binary:         rc.checkBinary,
+		AdminSocket:    rc.adminSocket,
+		MasterSocket:   rc.masterSocket,
+		ReloadInterval: rc.reloadInterval,
+		// --mode reload: every change is a reload, the stock router's way.
+		ReloadEveryChange: rc.mode == modeReload,
+		// The spare pool grows with bursts of new Routes, and shrinks back at a reload after a quiet time.
+		AdaptivePool: true,
+		Log:          a.log,
+	})
+}
+
+// listenStats takes the stats port of rc (nil when there is none: port 0, or --once).
+func listenStats(rc runConfig) (net.Listener, error) {
+	if rc.statsPort == 0 || rc.once {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(rc.statsAddress, strconv.Itoa(rc.statsPort)))
+	if err != nil {
+		return nil, fmt.Errorf("stats listener: %w", err)
+	}
+	return ln, nil
+}
+
+// writeFirstConfig translates the first snapshot and writes its initial files, from which HAProxy
+// starts (or which --once leaves for it).
+func (a *app) writeFirstConfig(src source.Source, inst *haproxy.Instance, rc runConfig) error {
+	d, err := controller.Translate(src, rc.settings.opts)
+	if err != nil {
+		return err
+	}
+	for _, fe := range d.FileErrors {
+		a.log.Warn("manifest file not (fully) used", "file", fe.Path, "error", fe.Err)
+	}
+	first, err := inst.WriteInitial(d.Config)
+	if err != nil {
+		return err
+	}
+	a.log.Info("wrote the first configuration", "config", filepath.Join(rc.dir, filepath.FromSlash(haproxy.ConfigFile)),
+		"routes", len(first.State.Routes), "rejected", d.Rejected(), "backends", len(first.State.Backends), "mode", rc.mode)
+	if rc.once {
+		a.reportProblems(d.Problems)
+	}
+	return nil
+}
+
+// startHAProxy starts a managed HAProxy under a supervisor and returns its restart signals, or, in
+// sidecar mode, waits for the sockets of the HAProxy others start (nil signals: the controller finds
+// restarts in HAProxy's process list). It returns nil, nil when ctx ends first.
+func (a *app) startHAProxy(ctx context.Context, g *group, rc runConfig) (<-chan struct{}, error) {
+	if rc.managed == "" {
+		a.log.Info("waiting for HAProxy's sockets", "admin", rc.adminSocket, "master", rc.masterSocket)
+		if err := supervise.WaitForSockets(ctx, rc.adminSocket, rc.masterSocket); err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("waiting for HAProxy: %w", err)
+		}
+		return nil, nil
+	}
+	sup := supervise.New(rc.managed, rc.dir, a.log)
+	g.start(ctx, "haproxy supervisor", sup.Run)
+	a.log.Info("starting HAProxy", "binary", rc.managed, "config", sup.ConfigPath())
+	select {
+	case <-sup.Started():
+	case <-ctx.Done():
+	}
+	return sup.Started(), nil
+}
+
+// startParts starts the controller and what serves beside it: the status writer, the stats listener
+// and the onReady hook.
+func (a *app) startParts(ctx context.Context, g *group, ctl *controller.Controller, statusQueue *status.Queue, statsLn net.Listener, rc runConfig) {
+	if statusQueue != nil {
+		// Status is written by its own worker, so that the sync loop never waits for the API server.
+		g.start(ctx, "route status", func(ctx context.Context) error {
+			statusQueue.Run(ctx)
+			return nil
+		})
+		ctl.Status = statusQueue
+	}
+	if statsLn != nil {
+		srv := &http.Server{Handler: controller.Handler(ctl), ReadHeaderTimeout: statsReadHeaderTimout}
+		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, statsLn) })
+		a.log.Info("serving /healthz, /healthz/ready and /metrics", "addr", statsLn.Addr().String())
+	}
+	g.start(ctx, "controller", ctl.Run)
+	if rc.onReady != nil {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			if waitUntil(ctx, ctl.Ready) {
+				rc.onReady()
+			}
+		}()
+	}
+}

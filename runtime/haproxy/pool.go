@@ -1,0 +1,107 @@
+package haproxy
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+)
+
+// claims counts, per pool, the spares that next claims and applied had free.
+func claims(applied, next *model.Config) map[plan.PoolKey]int {
+	out := map[plan.PoolKey]int{}
+	for i := range next.Backends {
+		b := &next.Backends[i]
+		if !b.Spare || b.Route == "" {
+			continue
+		}
+		if a := applied.Backend(b.Name); a != nil && a.Route == "" {
+			out[plan.PoolKey{Kind: b.Kind, Balance: b.Balance}]++
+		}
+	}
+	return out
+}
+
+// lowPools returns the pools of next that Demand finds low, given how long a refill would take: the
+// wait until a reload may be sent, plus twice the last reload (at least refillMargin).
+func (i *Instance) lowPools(next *model.Config, now time.Time) []plan.PoolKey {
+	lead := max(refillMargin, 2*i.lastReload)
+	if at := i.reloader.ReadyAt(); at.After(now) {
+		lead += at.Sub(now)
+	}
+	free := plan.FreeSpares(next)
+	var out []plan.PoolKey
+	for _, k := range plan.Pools(&next.Settings) {
+		if i.demand.Low(k, free[k], now, lead) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// withDeferred returns next with the servers whose deletion HAProxy deferred put back, in maint, as
+// they were in prev. next is not modified (it shares slices with the desired state).
+func withDeferred(next, prev *model.Config, deferred []plan.DelServer) *model.Config {
+	if len(deferred) == 0 || prev == nil {
+		return next
+	}
+	out := *next
+	out.Backends = slices.Clone(next.Backends)
+	for _, d := range deferred {
+		old := prev.Backend(d.Backend)
+		b := out.Backend(d.Backend)
+		if old == nil || b == nil {
+			continue
+		}
+		var srv *model.Server
+		for j := range old.Servers {
+			if old.Servers[j].Name == d.Server {
+				srv = &old.Servers[j]
+			}
+		}
+		k := sort.Search(len(b.Servers), func(k int) bool { return b.Servers[k].Name >= d.Server })
+		if srv == nil || (k < len(b.Servers) && b.Servers[k].Name == d.Server) {
+			continue
+		}
+		kept := *srv
+		kept.State = model.StateMaint
+		b.Servers = slices.Insert(slices.Clone(b.Servers), k, kept)
+	}
+	return &out
+}
+
+// maxMaskQuote bounds each line quoted in a TemplateChanged detail.
+const maxMaskQuote = 120
+
+// templateChanged compares the masked haproxy.cfg of the applied state with the one of a runtime
+// plan's Next (render.MaskRuntime): a difference is a TemplateChanged reason naming the first line
+// that differs. Without an applied mask (unknown) there is nothing to compare.
+func templateChanged(applied, next []byte) (plan.Reason, bool) {
+	if applied == nil || bytes.Equal(applied, next) {
+		return plan.Reason{}, false
+	}
+	a, n := bytes.Split(applied, []byte("\n")), bytes.Split(next, []byte("\n"))
+	k := 0
+	for k < len(a) && k < len(n) && bytes.Equal(a[k], n[k]) {
+		k++
+	}
+	line := func(ls [][]byte) string {
+		if k >= len(ls) {
+			return "(end)"
+		}
+		s := string(bytes.TrimSpace(ls[k]))
+		if len(s) > maxMaskQuote {
+			s = s[:maxMaskQuote] + "…"
+		}
+		return fmt.Sprintf("%q", s)
+	}
+	return plan.Reason{
+		Kind:    plan.TemplateChanged,
+		Subject: "haproxy.cfg",
+		Detail:  fmt.Sprintf("masked line %d: applied %s, now %s", k+1, line(a), line(n)),
+	}, true
+}

@@ -1,0 +1,102 @@
+package haproxy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/reload"
+	"github.com/haroute/haroute/runtime/socket"
+)
+
+// adoptProbeTimeout bounds the probe that tells whether an HAProxy already runs.
+const adoptProbeTimeout = time.Second
+
+// Initial is a first configuration: the state HAProxy runs once it starts from Files.
+type Initial struct {
+	// State is the initial plan's Next: the desired state with its spare pool.
+	State *model.Config
+	// Files are State rendered for the Instance's directory, sorted by path.
+	Files []render.File
+}
+
+// InitialFiles plans and renders the first configuration for desired (a Translate result): the plan
+// from nothing (Initial), with the spare pool sized as an Update's reload would size it. It reads
+// and writes nothing; `haroute render`, `haroute run --once` and `haroute run` all start from it, so
+// they write the same files.
+func (i *Instance) InitialFiles(desired *model.Config) (Initial, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.initialFiles(desired)
+}
+
+func (i *Instance) initialFiles(desired *model.Config) (Initial, error) {
+	if desired == nil {
+		return Initial{}, fmt.Errorf("initial configuration: no desired state")
+	}
+	p := plan.ComputeWith(nil, desired, i.planOptions(desired, i.now(), false))
+	files, err := render.Render(p.Next, i.cfg.Render)
+	if err != nil {
+		return Initial{}, fmt.Errorf("render the initial configuration: %w", err)
+	}
+	return Initial{State: p.Next, Files: files}, nil
+}
+
+// WriteInitial writes the first configuration for desired (InitialFiles) into the directory, from
+// which HAProxy starts, and records it as the state HAProxy runs — unless Adopt found an HAProxy
+// that already ran, which runs older files: the first Update then reloads it.
+func (i *Instance) WriteInitial(desired *model.Config) (Initial, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	first, err := i.initialFiles(desired)
+	if err != nil {
+		return Initial{}, err
+	}
+	if err := reload.WriteFiles(i.cfg.Dir, first.Files); err != nil {
+		return Initial{}, fmt.Errorf("write the initial configuration: %w", err)
+	}
+	if i.adopted {
+		return first, nil
+	}
+	mask, err := maskOf(first.Files, first.State, i.cfg.Dir)
+	if err != nil {
+		return Initial{}, err
+	}
+	i.applied, i.appliedMask = first.State, mask
+	return first, nil
+}
+
+// Adopt tells whether an HAProxy already answers on the master socket (sidecar mode, before
+// WriteInitial: haroute restarted next to a running HAProxy). Such an HAProxy runs files written
+// before, so the Instance records nothing at WriteInitial and the first Update reloads it (Initial).
+// An HAProxy that does not answer within a second is taken as not running.
+func (i *Instance) Adopt(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, adoptProbeTimeout)
+	defer cancel()
+	probe := socket.NewMaster(i.cfg.MasterSocket, socket.Options{RetryFor: -1, Timeout: adoptProbeTimeout})
+	if _, err := probe.ShowProc(ctx); err != nil {
+		return false
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.adopted = true
+	i.forget(plan.Reason{Kind: plan.Initial, Detail: "HAProxy was running before haroute wrote its files"})
+	return true
+}
+
+// maskOf returns the masked haproxy.cfg among files, rendered from state.
+func maskOf(files []render.File, state *model.Config, dir string) ([]byte, error) {
+	for _, f := range files {
+		if f.Path == ConfigFile {
+			mask, err := render.MaskRuntime(f.Data, state, dir)
+			if err != nil {
+				return nil, fmt.Errorf("render: %w", err)
+			}
+			return mask, nil
+		}
+	}
+	return nil, fmt.Errorf("render: no %s among the rendered files", ConfigFile)
+}
