@@ -14,6 +14,8 @@ type Stats struct {
 	Runtime    int
 	Structural int
 	Reasons    map[plan.ReasonKind]int
+	// Labels counts the reloads by their one reason (the label of haroute_reloads_total).
+	Labels     map[plan.ReasonKind]int
 	ByMutation map[MutationKind]*MutationStats
 	Ops        map[string]int
 	// Deferred counts deletions HAProxy deferred; Retried those that went through later.
@@ -30,6 +32,7 @@ type MutationStats struct{ Steps, Reloads, Runtime int }
 func NewStats() *Stats {
 	return &Stats{
 		Reasons:    map[plan.ReasonKind]int{},
+		Labels:     map[plan.ReasonKind]int{},
 		ByMutation: map[MutationKind]*MutationStats{},
 		Ops:        map[string]int{},
 		Start:      time.Now(),
@@ -55,6 +58,11 @@ func (s *Stats) Record(m Mutation, res StepResult) {
 		for k := range kinds {
 			s.Reasons[k]++
 		}
+		label := res.Reason.Kind
+		if res.Started {
+			label = plan.Initial
+		}
+		s.Labels[label]++
 	} else {
 		s.Runtime++
 		ms.Runtime++
@@ -76,6 +84,10 @@ func (s *Stats) Summary() string {
 	b.WriteString("structural steps by reason:")
 	for _, k := range sortedKeys(stringKeys(s.Reasons)) {
 		fmt.Fprintf(&b, " %s=%d", k, s.Reasons[plan.ReasonKind(k)])
+	}
+	b.WriteString("\nreloads by their one reason:")
+	for _, k := range sortedKeys(stringKeys(s.Labels)) {
+		fmt.Fprintf(&b, " %s=%d", k, s.Labels[plan.ReasonKind(k)])
 	}
 	b.WriteString("\nsteps by mutation (steps/reloads/runtime):")
 	for _, k := range mutationOrder {
