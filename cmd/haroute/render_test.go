@@ -232,3 +232,27 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestRenderEqualsRunOnce: `haroute render` writes exactly the files `haroute run --once` (and so
+// `haroute run`) starts HAProxy from, spare pool included.
+func TestRenderEqualsRunOnce(t *testing.T) {
+	out := t.TempDir()
+	r := renderExamples(t, wildcardEnv, out)
+	rendered := snapshot(t, out)
+	if !strings.Contains(r.stdout, " spare)") || bytes.Count(rendered["conf/haproxy.cfg"], []byte("\nbackend ")) < 80 {
+		t.Fatalf("render wrote no spare pool: %s", r.stdout)
+	}
+	res := runCLI(t, wildcardEnv, "run", "--once", "--manifests", examplesDir, "--haproxy-dir", out)
+	if res.err != nil {
+		t.Fatalf("run --once: %v\n%s", res.err, res.stderr)
+	}
+	once := snapshot(t, out)
+	if len(once) != len(rendered) {
+		t.Errorf("render wrote %d files, run --once %d", len(rendered), len(once))
+	}
+	for name, data := range rendered {
+		if !bytes.Equal(once[name], data) {
+			t.Errorf("%s differs between render and run --once", name)
+		}
+	}
+}
