@@ -14,8 +14,8 @@ import (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	// Reloads counts HAProxy reloads by reason (a plan's first structural reason, RuntimeFallback,
-	// Restart, Drift or reload for the reload mode).
+	// Reloads counts HAProxy reloads by their one typed reason (plan.ReasonKind: the plan's first
+	// structural reason, or RuntimeFallback, Restart, Drift, ReloadMode, TemplateChanged).
 	Reloads *prometheus.CounterVec
 	// RuntimeOps counts runtime operations by op (apply.OpName) and result (ok, deferred, error).
 	RuntimeOps *prometheus.CounterVec
