@@ -34,7 +34,7 @@ func TestRouteLabelSharding(t *testing.T) {
 	rb.WaitAnswer("b.shard.e2e.test", "/", http.StatusOK, "b-pod")
 	ra.WaitAnswer("b.shard.e2e.test", "/", http.StatusServiceUnavailable, "")
 	rb.WaitAnswer("a.shard.e2e.test", "/", http.StatusServiceUnavailable, "")
-	for _, r := range []*framework.Router{ra, rb} {
+	for _, r := range []*framework.ClusterRouter{ra, rb} {
 		r.WaitAnswer("none.shard.e2e.test", "/", http.StatusServiceUnavailable, "")
 	}
 	c.WaitAdmittedBy(t, ns, "a", "shard-a", "True", "")

@@ -37,6 +37,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/haroute/haroute/e2e/testbed"
 )
 
 // routeCRD is route/v1/zz_generated.crd-manifests/routes.crd.yaml of github.com/openshift/api.
@@ -70,8 +72,8 @@ type Cluster struct {
 
 	dir       string
 	caPEM     []byte
-	etcd      *Process
-	apiserver *Process
+	etcd      *testbed.Process
+	apiserver *testbed.Process
 	// apiserverBin and apiserverArgs restart the API server (RestartAPIServer).
 	apiserverBin  string
 	apiserverArgs []string
@@ -399,10 +401,9 @@ func serviceAccountKeys(dir string) error {
 // KillAPIServer SIGKILLs kube-apiserver (etcd keeps its data).
 func (c *Cluster) KillAPIServer(t *testing.T) {
 	t.Helper()
-	if err := c.apiserver.Cmd.Process.Kill(); err != nil {
-		t.Fatalf("kill kube-apiserver: %v", err)
+	if err := c.apiserver.Kill(); err != nil {
+		t.Fatal(err)
 	}
-	<-c.apiserver.exited
 }
 
 // RestartAPIServer starts kube-apiserver again with the same flags (same port, same etcd) and waits
@@ -412,10 +413,11 @@ func (c *Cluster) RestartAPIServer(t *testing.T) {
 	if !c.apiserver.Exited() {
 		t.Fatal("RestartAPIServer: kube-apiserver still runs")
 	}
-	c.apiserver = startProcess(t, "kube-apiserver (restarted)", exec.Command(c.apiserverBin, c.apiserverArgs...))
 	// Its cleanup runs before the router's (last in, first out): a graceful stop would wait for the
 	// router's watches.
-	c.apiserver.kill = true
+	opts := processOptions()
+	opts.KillOnStop = true
+	c.apiserver = testbed.StartProcess(t, "kube-apiserver (restarted)", exec.Command(c.apiserverBin, c.apiserverArgs...), opts)
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := c.waitAPIServer(ctx); err != nil {

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/haroute/haroute/e2e/testbed"
 )
 
 // BackendPort is the port every backend listens on inside its namespace.
@@ -42,7 +44,7 @@ type Backend struct {
 	Name string
 	IP   string
 	Port int
-	proc *Process
+	proc *testbed.Process
 }
 
 // Addr returns "ip:port".
@@ -131,7 +133,7 @@ func (n *PodNetwork) start(env []string, kind string, names ...string) []*Backen
 	proc := startProcess(t, "backend "+strings.Join(names, ",")+kind, cmd)
 	for _, b := range backends {
 		b.proc = proc
-		if err := eventually(backendStartTimeout, 20*time.Millisecond, func() error {
+		if err := testbed.Eventually(backendStartTimeout, 20*time.Millisecond, func() error {
 			if proc.Exited() {
 				return fmt.Errorf("backend exited: %s", proc.Out.String())
 			}

@@ -3,7 +3,6 @@
 package framework
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,85 +13,22 @@ import (
 	"github.com/haroute/haroute/e2e/testbed"
 )
 
-// Bounds of the harness.
+// Bounds of the child processes (etcd, kube-apiserver, backends).
 const (
 	stopTimeout = 15 * time.Second
 	tailBytes   = 4000
 )
 
-// Process is a child process owned by PID.
-type Process struct {
-	t    *testing.T
-	Name string
-	Cmd  *exec.Cmd
-	Out  *testbed.LogBuffer
-	// kill makes stop send SIGKILL at once (for a process whose cleanup may run while clients it
-	// would wait for still run).
-	kill   bool
-	exited chan struct{}
+// processOptions is how the framework owns its child processes: SIGKILL when the test binary dies,
+// SIGTERM then SIGKILL after stopTimeout on cleanup, the log's tail written to the test log on failure.
+func processOptions() testbed.ProcessOptions {
+	return testbed.ProcessOptions{StopTimeout: stopTimeout, Deathsig: syscall.SIGKILL, LogTail: tailBytes}
 }
 
-// Exited reports whether the process has ended.
-func (p *Process) Exited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
-}
-
-// startProcess starts cmd (stdout and stderr captured) and stops it on cleanup: SIGTERM, then SIGKILL
-// after stopTimeout. On failure the log's tail is written to the test log.
-func startProcess(t *testing.T, name string, cmd *exec.Cmd) *Process {
+// startProcess starts cmd as a child process owned by PID and stopped on cleanup (processOptions).
+func startProcess(t *testing.T, name string, cmd *exec.Cmd) *testbed.Process {
 	t.Helper()
-	p := &Process{t: t, Name: name, Cmd: cmd, Out: &testbed.LogBuffer{}, exited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.Out, p.Out
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		p.stop(t)
-		if t.Failed() {
-			t.Logf("%s log (tail):\n%s", name, tail(p.Out.String(), tailBytes))
-		}
-	})
-	return p
-}
-
-// stop ends the process (bounded); it is idempotent.
-func (p *Process) stop(t *testing.T) {
-	if p.Exited() {
-		return
-	}
-	if p.kill {
-		_ = p.Cmd.Process.Kill()
-		<-p.exited
-		return
-	}
-	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(stopTimeout):
-		_ = p.Cmd.Process.Kill()
-		<-p.exited
-		t.Errorf("%s did not stop within %v of SIGTERM", p.Name, stopTimeout)
-	}
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
+	return testbed.StartProcess(t, name, cmd, processOptions())
 }
 
 // freePorts returns n distinct free loopback ports.
@@ -117,17 +53,10 @@ func binDir(t *testing.T) string {
 	return abs
 }
 
-// eventually polls cond every interval until it returns nil or timeout passes; it returns the last error.
-func eventually(timeout, interval time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %v: %w", timeout, err)
-		}
-		time.Sleep(interval)
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
 	}
+	return s
 }

@@ -28,9 +28,9 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 		"route.yaml":     routeYAML("web", churnHost, "web"),
 		"endpoints.yaml": serviceYAML("web", pods[:1]),
 	})
-	r.waitServers(addrs(pods[:1]))
-	reloads := r.reloads()
-	l := testbed.StartLoad(t, testbed.NewClient(t, r.httpPort, r.httpsPort, nil), "http://"+churnHost+"/", pods[0].Name)
+	r.WaitServers(addrs(pods[:1]))
+	reloads := r.Reloads()
+	l := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+churnHost+"/", pods[0].Name)
 
 	names := func(bs []*testbed.Backend) []string {
 		out := make([]string, len(bs))
@@ -45,7 +45,7 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 		l.Allow(append(names(cur), names(next)...)...)
 		at := time.Now()
 		r.write("endpoints.yaml", serviceYAML("web", next))
-		r.waitServers(addrs(next))
+		r.WaitServers(addrs(next))
 		return at
 	}
 
@@ -65,7 +65,7 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 		cur = next
 	}
 	l.Check(t, 1000)
-	if got := r.reloads(); got != reloads {
+	if got := r.Reloads(); got != reloads {
 		t.Errorf("reload counter went from %d to %d during endpoint churn, want no reload", reloads, got)
 	}
 	logLatency(t, "pod IP change (first answer from the new pod)", moves)

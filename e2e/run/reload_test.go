@@ -8,10 +8,6 @@ import (
 	"github.com/haroute/haroute/e2e/testbed"
 )
 
-// settle is how long a test keeps watching after a change has applied, to see that nothing more
-// happens (no second reload).
-const settle = 1500 * time.Millisecond
-
 // TestBalanceAnnotationReloadsOnce changes a Route's balance annotation to leastconn (a backend
 // option no spare backend has): exactly one reload, and the Route keeps serving.
 func TestBalanceAnnotationReloadsOnce(t *testing.T) {
@@ -21,23 +17,13 @@ func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 		"route.yaml":   routeYAML("web", "bal.e2e.test", "web"),
 		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
 	})
-	r.waitAnswer("bal.e2e.test", http.StatusOK, web.Name)
-	before := r.reloads()
+	r.WaitAnswer("bal.e2e.test", "/", http.StatusOK, web.Name)
+	before := r.Reloads()
 
 	r.write("route.yaml", routeYAML("web", "bal.e2e.test", "web", "haproxy.router.openshift.io/balance", "leastconn"))
-	deadline := time.Now().Add(applyTimeout)
-	for r.reloads() == before {
-		if time.Now().After(deadline) {
-			t.Fatalf("no reload within %v of the balance change", applyTimeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(settle)
-	if got := r.reloads(); got != before+1 {
-		t.Errorf("reload counter went from %d to %d, want exactly one reload", before, got)
-	}
-	r.waitAnswer("bal.e2e.test", http.StatusOK, web.Name)
-	cfg := testbed.ReadFile(t, r.haproxyDir+"/conf/haproxy.cfg")
+	r.WaitOneReload(before)
+	r.WaitAnswer("bal.e2e.test", "/", http.StatusOK, web.Name)
+	cfg := testbed.ReadFile(t, r.Dir+"/conf/haproxy.cfg")
 	if !containsLine(cfg, "balance leastconn") {
 		t.Errorf("the rendered config has no `balance leastconn` line")
 	}
@@ -52,8 +38,8 @@ func TestKilledHAProxyRestarts(t *testing.T) {
 		"route.yaml":   routeYAML("web", "kill.e2e.test", "web"),
 		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
 	})
-	r.waitAnswer("kill.e2e.test", http.StatusOK, web.Name)
-	old := r.proc().Master.PID
+	r.WaitAnswer("kill.e2e.test", "/", http.StatusOK, web.Name)
+	old := r.ShowProc().Master.PID
 	killPID(t, old)
 	killedAt := time.Now()
 
@@ -68,14 +54,14 @@ func TestKilledHAProxyRestarts(t *testing.T) {
 	if pid == 0 || pid == old {
 		t.Fatalf("no new HAProxy master within %v of killing %d", 2*applyTimeout, old)
 	}
-	r.masters = append(r.masters, pid)
-	r.client.CloseIdleConnections()
-	back := r.waitAnswer("kill.e2e.test", http.StatusOK, web.Name)
-	r.waitHTTP("/healthz/ready", http.StatusOK, applyTimeout)
+	r.MustStopWith(pid)
+	r.Client.CloseIdleConnections()
+	back := r.WaitAnswer("kill.e2e.test", "/", http.StatusOK, web.Name)
+	r.WaitHTTP("/healthz/ready", http.StatusOK, applyTimeout)
 	t.Logf("HAProxy master %d killed; new master %d; traffic back after %v", old, pid, back.Sub(killedAt).Round(time.Millisecond))
 
 	// The restarted HAProxy still takes runtime changes.
 	web2 := testbed.StartHTTPBackend(t, "127.0.4.2", "web2")
 	r.write("service.yaml", serviceYAML("web", []*testbed.Backend{web2}))
-	r.waitAnswer("kill.e2e.test", http.StatusOK, web2.Name)
+	r.WaitAnswer("kill.e2e.test", "/", http.StatusOK, web2.Name)
 }

@@ -21,8 +21,8 @@ func TestRouteAddDeleteWithoutReload(t *testing.T) {
 		"route-base.yaml": routeYAML("base", "base.e2e.test", "web"),
 		"service.yaml":    serviceYAML("web", []*testbed.Backend{web}),
 	})
-	r.waitAnswer("base.e2e.test", http.StatusOK, web.Name)
-	reloads := r.reloads()
+	r.WaitAnswer("base.e2e.test", "/", http.StatusOK, web.Name)
+	reloads := r.Reloads()
 
 	var adds, deletes []time.Duration
 	for i := range routeEvents {
@@ -31,16 +31,16 @@ func TestRouteAddDeleteWithoutReload(t *testing.T) {
 		file := "route-" + name + ".yaml"
 		at := time.Now()
 		r.write(file, routeYAML(name, host, "web"))
-		adds = append(adds, r.waitAnswer(host, http.StatusOK, web.Name).Sub(at))
+		adds = append(adds, r.WaitAnswer(host, "/", http.StatusOK, web.Name).Sub(at))
 
 		at = time.Now()
 		r.remove(file)
-		deletes = append(deletes, r.waitAnswer(host, http.StatusServiceUnavailable, "").Sub(at))
+		deletes = append(deletes, r.WaitAnswer(host, "/", http.StatusServiceUnavailable, "").Sub(at))
 	}
-	if code, be, err := r.get("base.e2e.test"); err != nil || code != http.StatusOK || be != web.Name {
+	if code, be, err := r.Get("base.e2e.test", "/"); err != nil || code != http.StatusOK || be != web.Name {
 		t.Errorf("base Route after the churn: %d %q %v", code, be, err)
 	}
-	if got := r.reloads(); got != reloads {
+	if got := r.Reloads(); got != reloads {
 		t.Errorf("reload counter went from %d to %d while Routes were added and deleted, want no reload", reloads, got)
 	}
 	logLatency(t, "Route add (first 200 from the new host)", adds)

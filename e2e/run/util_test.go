@@ -30,10 +30,10 @@ func killPID(t *testing.T, pid int) {
 }
 
 // masterPID returns the master's PID, or 0 when the master socket does not answer.
-func masterPID(r *router) int {
+func masterPID(r *folderRouter) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	st, err := r.master.ShowProc(ctx)
+	st, err := r.Master.ShowProc(ctx)
 	if err != nil {
 		return 0
 	}
