@@ -7,6 +7,12 @@
 // provides an HTTP client that sends every request to HAProxy whatever the URL's host, so tests can
 // use real host names, ports and SNI.
 //
+// Two ways to put HAProxy in front of a test: StartStaticHAProxy translates and renders an input in
+// the test process and starts HAProxy on the files (no haroute process), while RouterProcess runs
+// the haroute binary (`haroute run`, built once by BuildHaroute) as a child process that drives
+// HAProxy itself, with its readiness, `show proc` and traffic waits; the suites that test the binary
+// embed it. Process owns any other child process by PID.
+//
 // Every helper takes a testing.TB, reports setup failures with t.Fatal and releases what it started
 // with t.Cleanup (processes are stopped with SIGTERM, then SIGKILL after a bound). Only loopback
 // addresses are used. The package holds no Kubernetes client code: manifests become mapping.Input

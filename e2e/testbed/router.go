@@ -31,22 +31,23 @@ func RouterOptions(t testing.TB) mapping.Options {
 	return o
 }
 
-// Router is HAProxy serving the translation of one input: the haroute pipeline without the sidecar
-// (Translate → Render → files → haproxy).
-type Router struct {
+// StaticHAProxy is HAProxy serving the translation of one input, started in-process on the rendered
+// files: the haroute pipeline without the sidecar (Translate → Render → files → haproxy) and with
+// no haroute process (for that, see RouterProcess).
+type StaticHAProxy struct {
 	*HAProxy
 	Options  mapping.Options
 	Config   *model.Config
 	Problems []mapping.Problem
 	Files    []render.File
-	// Client talks to this router's public ports and trusts the roots given to StartRouter.
+	// Client talks to this HAProxy's public ports and trusts the roots given to StartStaticHAProxy.
 	Client *Client
 }
 
-// StartRouter translates in with opts, renders the result into a new directory with
+// StartStaticHAProxy translates in with opts, renders the result into a new directory with
 // defaultCertPEM (certificate and key) as the default certificate, and starts HAProxy on it.
-// Problems are kept in Router.Problems (see RequireAdmitted) and logged when the test fails.
-func StartRouter(t testing.TB, in mapping.Input, opts mapping.Options, defaultCertPEM []byte, roots *x509.CertPool) *Router {
+// Problems are kept in StaticHAProxy.Problems (see RequireAdmitted) and logged when the test fails.
+func StartStaticHAProxy(t testing.TB, in mapping.Input, opts mapping.Options, defaultCertPEM []byte, roots *x509.CertPool) *StaticHAProxy {
 	t.Helper()
 	cfg, problems := mapping.Translate(in, opts)
 	if cfg == nil {
@@ -60,7 +61,7 @@ func StartRouter(t testing.TB, in mapping.Input, opts mapping.Options, defaultCe
 	if err != nil {
 		t.Fatalf("testbed: render: %v", err)
 	}
-	r := &Router{
+	r := &StaticHAProxy{
 		Options:  opts,
 		Config:   cfg,
 		Problems: problems,
@@ -82,8 +83,19 @@ func StartRouter(t testing.TB, in mapping.Input, opts mapping.Options, defaultCe
 	return r
 }
 
+// Router is the former name of StaticHAProxy, kept while tests outside e2e still use it; new code
+// uses StaticHAProxy.
+type Router = StaticHAProxy
+
+// StartRouter is the former name of StartStaticHAProxy, kept while tests outside e2e still use it;
+// new code uses StartStaticHAProxy.
+func StartRouter(t testing.TB, in mapping.Input, opts mapping.Options, defaultCertPEM []byte, roots *x509.CertPool) *StaticHAProxy {
+	t.Helper()
+	return StartStaticHAProxy(t, in, opts, defaultCertPEM, roots)
+}
+
 // RequireAdmitted fails the test when Translate rejected a Route (warnings are allowed).
-func (r *Router) RequireAdmitted(t testing.TB) {
+func (r *StaticHAProxy) RequireAdmitted(t testing.TB) {
 	t.Helper()
 	var rejected []mapping.Problem
 	for _, p := range r.Problems {
@@ -97,7 +109,7 @@ func (r *Router) RequireAdmitted(t testing.TB) {
 }
 
 // File returns the rendered file at path (relative to the directory), or nil.
-func (r *Router) File(path string) []byte {
+func (r *StaticHAProxy) File(path string) []byte {
 	for _, f := range r.Files {
 		if f.Path == path {
 			return f.Data

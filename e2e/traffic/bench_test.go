@@ -60,7 +60,7 @@ type benchTarget struct {
 }
 
 type benchEnv struct {
-	router   *testbed.Router
+	router   *testbed.StaticHAProxy
 	backends []*testbed.Backend
 	corpus   []benchTarget
 }
@@ -95,7 +95,7 @@ func newBenchEnv(t testing.TB, routes, mix int) *benchEnv {
 	rng.Shuffle(len(env.corpus), func(i, j int) { env.corpus[i], env.corpus[j] = env.corpus[j], env.corpus[i] })
 
 	ca := testbed.NewCA(t, "bench CA")
-	env.router = testbed.StartRouter(t, m.Objects(), testbed.RouterOptions(t), ca.IssueBundle(t, defaultCertName), ca.Pool())
+	env.router = testbed.StartStaticHAProxy(t, m.Objects(), testbed.RouterOptions(t), ca.IssueBundle(t, defaultCertName), ca.Pool())
 	env.router.RequireAdmitted(t)
 	return env
 }

@@ -25,9 +25,9 @@ func newFixture(t *testing.T) *fixture {
 
 // start translates the manifests with the traffic tests' options, renders, starts HAProxy and checks
 // that every Route was admitted.
-func (f *fixture) start(t *testing.T) *testbed.Router {
+func (f *fixture) start(t *testing.T) *testbed.StaticHAProxy {
 	t.Helper()
-	r := testbed.StartRouter(t, f.m.Input(t), testbed.RouterOptions(t), f.ca.IssueBundle(t, defaultCertName), f.ca.Pool())
+	r := testbed.StartStaticHAProxy(t, f.m.Input(t), testbed.RouterOptions(t), f.ca.IssueBundle(t, defaultCertName), f.ca.Pool())
 	r.RequireAdmitted(t)
 	return r
 }
@@ -88,7 +88,7 @@ func who(backend string) string {
 }
 
 // stat reads one `show stat` counter and fails the test when it cannot.
-func stat(t *testing.T, r *testbed.Router, proxy, field string) int64 {
+func stat(t *testing.T, r *testbed.StaticHAProxy, proxy, field string) int64 {
 	t.Helper()
 	n, err := r.Stat(proxy, "BACKEND", field)
 	if err != nil {

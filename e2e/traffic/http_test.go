@@ -116,7 +116,7 @@ func TestOverlappingPaths(t *testing.T) {
 
 // checkRuntimeReorder reloads os_http_be.map through the admin socket with its entries in other
 // orders (what runtime updates would produce) and checks that HAProxy's answers do not change.
-func checkRuntimeReorder(t *testing.T, r *testbed.Router) {
+func checkRuntimeReorder(t *testing.T, r *testbed.StaticHAProxy) {
 	t.Helper()
 	mapPath := r.Dir + "/conf/" + model.MapHTTP
 	entries := r.Config.Map(model.MapHTTP).Entries
