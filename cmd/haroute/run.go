@@ -228,4 +228,3 @@ func cmpOr(v, def string) string {
 	}
 	return def
 }
-

@@ -85,4 +85,3 @@ func (a *app) waitSynced(ctx context.Context, src source.Source) bool {
 	}
 	return true
 }
-

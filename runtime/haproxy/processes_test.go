@@ -78,7 +78,6 @@ func procReply(master, reloads int, workers ...int) string {
 	return b.String()
 }
 
-
 // fakeInstance returns an Instance whose master and admin sockets are fake CLIs.
 func fakeInstance(t *testing.T, master, admin *fakeCLI) *haproxy.Instance {
 	t.Helper()

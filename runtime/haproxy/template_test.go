@@ -136,4 +136,3 @@ func TestTemplateInvalidForOneRoute(t *testing.T) {
 		t.Fatalf("a Route added later answers %d from %q (reason %v)", status, backend, out.Reason)
 	}
 }
-

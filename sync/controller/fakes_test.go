@@ -99,7 +99,9 @@ type fakeHAProxy struct {
 	updated chan struct{}
 }
 
-func newFakeHAProxy() *fakeHAProxy { return &fakeHAProxy{updated: make(chan struct{}, 1000), workers: 1} }
+func newFakeHAProxy() *fakeHAProxy {
+	return &fakeHAProxy{updated: make(chan struct{}, 1000), workers: 1}
+}
 
 var _ HAProxy = (*fakeHAProxy)(nil)
 
@@ -317,11 +319,6 @@ func serversOf(cfg *model.Config, ns, name string) []string {
 	}
 	return nil
 }
-
-type atomicInt struct{ v atomic.Int64 }
-
-func (a *atomicInt) get() int  { return int(a.v.Load()) }
-func (a *atomicInt) set(v int) { a.v.Store(int64(v)) }
 
 // translate returns the desired state of in under the default options.
 func translate(t *testing.T, in mapping.Input) *model.Config {

@@ -27,7 +27,7 @@ type syncReport struct {
 	problems int
 	fileErrs int
 	status   error
-	duration     time.Duration
+	duration time.Duration
 }
 
 // sync takes a snapshot, translates it and, when the desired state changed (or HAProxy's state is
