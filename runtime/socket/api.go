@@ -81,7 +81,7 @@ func (p ProcState) Draining() []Proc {
 	serving, ok := p.Serving()
 	var out []Proc
 	for _, w := range p.Workers {
-		if w.Old && !(ok && w.PID == serving.PID) {
+		if w.Old && (!ok || w.PID != serving.PID) {
 			out = append(out, w)
 		}
 	}

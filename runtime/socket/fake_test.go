@@ -121,13 +121,14 @@ func (f *fakeCLI) serve(c net.Conn) {
 	go func() { <-f.done; c.Close() }()
 	r := bufio.NewReader(rec)
 	interactive := false
+	// A write fails only when the client has gone; the read below then ends the session.
 	write := func(s string) {
 		if !f.slow {
-			io.WriteString(c, s)
+			_, _ = io.WriteString(c, s)
 			return
 		}
 		for i := range len(s) {
-			io.WriteString(c, s[i:i+1])
+			_, _ = io.WriteString(c, s[i:i+1])
 		}
 	}
 	for {

@@ -437,7 +437,11 @@ func TestInfoAndMasterOnHAProxy(t *testing.T) {
 	if err := os.WriteFile(b.h.ConfigPath, append(good, "    bogus_keyword\n"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.WriteFile(b.h.ConfigPath, good, 0o600) })
+	t.Cleanup(func() {
+		if err := os.WriteFile(b.h.ConfigPath, good, 0o600); err != nil {
+			t.Errorf("restore the configuration: %v", err)
+		}
+	})
 	rr, err = m.Reload(ctx)
 	if err != nil || rr.Sync != b.caps.SyncReload || rr.Success || rr.InProgress ||
 		rr.Sync && !strings.Contains(rr.Log, "unknown keyword 'bogus_keyword'") {

@@ -171,7 +171,7 @@ func TestTypedHelpers(t *testing.T) {
 				t.Errorf("CommandError %+v does not carry the command and reply", ce)
 			}
 			// The success answer of one command is not accepted for another.
-			if c.want == ErrUnexpectedReply {
+			if errors.Is(c.want, ErrUnexpectedReply) {
 				return
 			}
 			r2 := &scripted{replies: []string{help}}

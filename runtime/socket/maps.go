@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// AddMap, SetMap and DelMap edit one entry of the map file at mapPath (as the config names it).
-// AddMap adds the entry even when the key is present (HAProxy keeps both; the first one wins).
+// AddMap adds an entry to the map file at mapPath (as the config names it), even when the key is
+// present (HAProxy keeps both; the first one wins). AddMap, SetMap and DelMap edit one entry each.
 func AddMap(ctx context.Context, r Runner, mapPath, key, value string) error {
 	cmd, err := line("add", "map", mapPath, key, value)
 	if err != nil {

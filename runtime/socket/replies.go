@@ -84,19 +84,24 @@ var (
 
 // classify returns the *CommandError for a reply that is not the success answer of cmd.
 func classify(cmd, reply string) error {
-	kind := ErrUnexpectedReply
+	return &CommandError{Command: cmd, Reply: reply, Err: replyKind(reply)}
+}
+
+// replyKind returns the error that a reply other than the success answer names: ErrUnsupported,
+// ErrBusy, ErrExists, ErrNotFound, or ErrUnexpectedReply for any other reply.
+func replyKind(reply string) error {
 	switch {
 	case containsAny(reply, helpReplies):
 	case containsAny(reply, unsupportedReplies):
-		kind = ErrUnsupported
+		return ErrUnsupported
 	case containsAny(reply, busyReplies):
-		kind = ErrBusy
+		return ErrBusy
 	case containsAny(reply, existsReplies):
-		kind = ErrExists
+		return ErrExists
 	case containsAny(reply, notFoundReplies):
-		kind = ErrNotFound
+		return ErrNotFound
 	}
-	return &CommandError{Command: cmd, Reply: reply, Err: kind}
+	return ErrUnexpectedReply
 }
 
 func containsAny(s string, subs []string) bool {

@@ -2,6 +2,7 @@ package socket
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -162,8 +163,8 @@ func ShowServersState(ctx context.Context, r Runner, backend string) ([]ServerSt
 
 // parseError is the *CommandError of a reply a parser refused.
 func parseError(cmd, reply string, err error) error {
-	if ce := classify(cmd, reply).(*CommandError); ce.Err != ErrUnexpectedReply {
-		return ce
+	if kind := replyKind(reply); !errors.Is(kind, ErrUnexpectedReply) {
+		return &CommandError{Command: cmd, Reply: reply, Err: kind}
 	}
 	return &CommandError{Command: cmd, Reply: reply, Err: fmt.Errorf("%w: %w", ErrUnexpectedReply, err)}
 }

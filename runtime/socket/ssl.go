@@ -13,8 +13,8 @@ import (
 // <other path>!"; SetCert reports ErrBusy and aborts that transaction. Commit (or abort) right after
 // set.
 
-// NewCert, SetCert (payload: PEM), CommitCert, AbortCert and DelCert manage an ssl cert by path.
 // NewCert creates an empty certificate store (ErrExists when the path is loaded already).
+// NewCert, SetCert (payload: PEM), CommitCert, AbortCert and DelCert manage an ssl cert by path.
 func NewCert(ctx context.Context, r Runner, certPath string) error {
 	cmd, err := line("new", "ssl", "cert", certPath)
 	if err != nil {
@@ -214,8 +214,8 @@ func ShowCert(ctx context.Context, r Runner, certPath string) (fingerprint, subj
 	return info.Fingerprint, info.Subject, nil
 }
 
-// NewCAFile, SetCAFile, CommitCAFile and DelCAFile manage an ssl ca-file by path.
 // NewCAFile creates an empty CA file (ErrExists when the path is loaded already).
+// NewCAFile, SetCAFile, CommitCAFile and DelCAFile manage an ssl ca-file by path.
 func NewCAFile(ctx context.Context, r Runner, caPath string) error {
 	cmd, err := line("new", "ssl", "ca-file", caPath)
 	if err != nil {
