@@ -113,14 +113,19 @@ func fakeBinary(t *testing.T, script string) string {
 // runner runs a Supervisor's Run in the background; stop cancels it and returns Run's error.
 type runner struct {
 	cancel context.CancelFunc
-	done   chan error
+	done   chan struct{} // closed once Run has returned
+	err    error         // Run's error, set before done is closed
 }
 
-func startRun(t *testing.T, s *Supervisor, ctx context.Context) *runner {
+// startRun starts s.Run; the test's cleanup cancels it and waits for it to return.
+func startRun(t *testing.T, s *Supervisor) *runner {
 	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	r := &runner{cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- s.Run(ctx) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runner{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		r.err = s.Run(ctx)
+		close(r.done)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -132,16 +137,15 @@ func startRun(t *testing.T, s *Supervisor, ctx context.Context) *runner {
 	return r
 }
 
-// stop cancels Run and waits up to d for it to return.
-func (r *runner) stop(t *testing.T, d time.Duration) error {
+// stop cancels Run and waits up to stopWait for it to return.
+func (r *runner) stop(t *testing.T) error {
 	t.Helper()
 	r.cancel()
 	select {
-	case err := <-r.done:
-		r.done <- err // for the cleanup
-		return err
-	case <-time.After(d):
-		t.Fatalf("Run did not return within %v of the cancel", d)
+	case <-r.done:
+		return r.err
+	case <-time.After(stopWait):
+		t.Fatalf("Run did not return within %v of the cancel", stopWait)
 		return nil
 	}
 }
@@ -156,9 +160,10 @@ func waitStarted(t *testing.T, s *Supervisor, d time.Duration) {
 	}
 }
 
-// waitFor polls cond every 10 ms for up to d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+// waitFor polls cond every 10 ms for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	const d = 10 * time.Second
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -70,7 +70,7 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 	s := New(testbed.HAProxyBinary(), dir, slog.New(rec))
 	s.StopTimeout = 5 * time.Second
 	s.StartTimeout = 20 * time.Second
-	r := startRun(t, s, context.Background())
+	r := startRun(t, s)
 
 	waitStarted(t, s, startWait)
 	pid1 := s.masterPID()
@@ -108,7 +108,7 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 		t.Fatalf("admin socket answered from pid %d; current workers %v, killed generation %v", w, workers2, workers1)
 	}
 	for _, w := range workers1 {
-		waitFor(t, 10*time.Second, "worker "+strconv.Itoa(w)+" of the killed master gone", func() bool { return !alive(w) })
+		waitFor(t, "worker "+strconv.Itoa(w)+" of the killed master gone", func() bool { return !alive(w) })
 	}
 	exits := rec.find(msgExited)
 	if len(exits) != 1 || exits[0].Attrs["pid"] != strconv.Itoa(pid1) {
@@ -117,7 +117,7 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 
 	// Cancel while a slow request is in flight: the soft stop lets it finish, and Run returns once
 	// everything is gone.
-	waitFor(t, 10*time.Second, "HAProxy serving www.example.com", func() bool {
+	waitFor(t, "HAProxy serving www.example.com", func() bool {
 		code, body, err := get(opts.HTTPPort, "/")
 		return err == nil && code == 200 && body == "answer /"
 	})
@@ -136,7 +136,7 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the slow request did not reach the backend")
 	}
-	err := r.stop(t, stopWait)
+	err := r.stop(t)
 	if a := <-inflight; a.err != nil || a.code != 200 || a.body != "answer /slow" {
 		t.Errorf("request in flight during the stop: %d %q %v, want 200 \"answer /slow\"", a.code, a.body, a.err)
 	}
@@ -211,9 +211,9 @@ head -c 10000 /dev/zero | tr '\0' x; echo
 exit 3`)
 	rec := newRecorder(t)
 	s := New(bin, dir, slog.New(rec))
-	r := startRun(t, s, context.Background())
-	waitFor(t, 10*time.Second, "two failed starts", func() bool { return len(rec.find(msgStartFailed)) >= 2 })
-	if err := r.stop(t, stopWait); !errors.Is(err, context.Canceled) {
+	r := startRun(t, s)
+	waitFor(t, "two failed starts", func() bool { return len(rec.find(msgStartFailed)) >= 2 })
+	if err := r.stop(t); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
 	want := "-W -db -S " + dir + "/run/master.sock,mode,600 -f " + dir + "/conf/haproxy.cfg"
@@ -253,9 +253,9 @@ func TestStartTimeout(t *testing.T) {
 	rec := newRecorder(t)
 	s := New(fakeBinary(t, "exec sleep 300"), dir, slog.New(rec))
 	s.StartTimeout = 300 * time.Millisecond
-	r := startRun(t, s, context.Background())
-	waitFor(t, 10*time.Second, "a second attempt", func() bool { return len(rec.find("haproxy starting")) >= 2 })
-	if err := r.stop(t, stopWait); !errors.Is(err, context.Canceled) {
+	r := startRun(t, s)
+	waitFor(t, "a second attempt", func() bool { return len(rec.find("haproxy starting")) >= 2 })
+	if err := r.stop(t); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
 	failed := rec.find(msgStartFailed)
@@ -294,14 +294,14 @@ func TestStopEscalation(t *testing.T) {
 			s := New(bin, dir, slog.New(rec))
 			s.StopTimeout = 300 * time.Millisecond
 			s.termTimeout = 300 * time.Millisecond
-			r := startRun(t, s, context.Background())
-			waitFor(t, 10*time.Second, "fake binary running", func() bool {
+			r := startRun(t, s)
+			waitFor(t, "fake binary running", func() bool {
 				_, err := os.Stat(mark)
 				return err == nil && s.masterPID() != 0
 			})
 			pid := s.masterPID()
 			start := time.Now()
-			if err := r.stop(t, stopWait); !errors.Is(err, context.Canceled) {
+			if err := r.stop(t); !errors.Is(err, context.Canceled) {
 				t.Fatalf("Run = %v, want context.Canceled", err)
 			}
 			if took := time.Since(start); took > 300*time.Millisecond*2+killTimeout {
