@@ -23,7 +23,6 @@ var (
 	withWildcard   = routetest.Wildcard
 	withAnnotation = routetest.Annotation
 	withLabel      = routetest.Label
-	withTargetPort = routetest.TargetPort
 	newService     = routetest.Service
 	newSlice       = routetest.Slice
 )

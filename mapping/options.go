@@ -87,14 +87,14 @@ func FromEnv(getenv func(string) string) (Options, error) {
 			*dst = v
 		}
 	}
-	integer := func(name string, dst *int, min, max int) {
+	integer := func(name string, dst *int, lo, hi int) {
 		v := strings.TrimSpace(getenv(name))
 		if v == "" {
 			return
 		}
 		n, err := strconv.Atoi(v)
-		if err != nil || n < min || n > max {
-			errs = append(errs, fmt.Errorf("%s=%q: want an integer in %d-%d", name, v, min, max))
+		if err != nil || n < lo || n > hi {
+			errs = append(errs, fmt.Errorf("%s=%q: want an integer in %d-%d", name, v, lo, hi))
 			return
 		}
 		*dst = n

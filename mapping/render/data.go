@@ -161,7 +161,7 @@ func resolveBind(dir, bind string) (string, error) {
 	}
 	if !strings.HasPrefix(sock, "/") {
 		sock = path.Join(dir, sock)
-		if !strings.HasPrefix(sock, dir+"/") && !(dir == "/" && sock != "/") {
+		if !strings.HasPrefix(sock, dir+"/") && (dir != "/" || sock == "/") {
 			return "", fmt.Errorf("bind %q: socket path leaves the HAProxy directory", bind)
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed/haproxybin"
-	"github.com/haroute/haroute/mapping/model"
 )
 
 // haproxyBin is the HAProxy the tests run: $HAROUTE_HAPROXY, or Debian's.
@@ -42,11 +41,11 @@ func writeFiles(t *testing.T, dir string, files []File) {
 
 // renderFixture renders the feature-complete model into a fresh directory and writes the files,
 // including the configured default destination CA.
-func renderFixture(t *testing.T, f *fixture) (dir string, cfg *model.Config) {
+func renderFixture(t *testing.T, f *fixture) string {
 	t.Helper()
-	dir = t.TempDir()
+	dir := t.TempDir()
 	f.defaultCA = filepath.Join(dir, "extra", "default-ca.pem")
-	cfg = f.model(t)
+	cfg := f.model(t)
 	files, err := Render(cfg, Options{Dir: dir, DefaultCertificatePEM: []byte(f.ca.issue(t, "default.invalid"))})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
@@ -58,7 +57,7 @@ func renderFixture(t *testing.T, f *fixture) (dir string, cfg *model.Config) {
 	if err := os.WriteFile(f.defaultCA, f.ca.pem, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return dir, cfg
+	return dir
 }
 
 // haproxyCheck runs haproxy -c and fails on an error, a warning or an alert.
@@ -76,7 +75,7 @@ func haproxyCheck(t *testing.T, dir string) {
 }
 
 func TestHAProxyCheckFeatureComplete(t *testing.T) {
-	dir, _ := renderFixture(t, newFixture(t))
+	dir := renderFixture(t, newFixture(t))
 	haproxyCheck(t, dir)
 }
 
@@ -133,8 +132,12 @@ func startHAProxy(t *testing.T, dir string, port int) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start haproxy: %v", err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{}) // closed once haproxy has exited, with its status in waitErr
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		select {
@@ -149,9 +152,8 @@ func startHAProxy(t *testing.T, dir string, port int) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("haproxy exited early: %v\n%s", err, out.String())
+		case <-exited:
+			t.Fatalf("haproxy exited early: %v\n%s", waitErr, out.String())
 		default:
 		}
 		err := healthy(port)
@@ -237,7 +239,7 @@ func TestHAProxyLive(t *testing.T) {
 	f.httpPort, f.httpsPort = freePort(t), freePort(t)
 	f.backendAddr = "127.0.0.2"
 	f.backendPort = startBackend(t, f.backendAddr)
-	dir, _ := renderFixture(t, f)
+	dir := renderFixture(t, f)
 	startHAProxy(t, dir, f.httpPort)
 
 	plain := client(f.httpPort, "", nil)
