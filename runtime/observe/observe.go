@@ -15,8 +15,8 @@ import (
 	"github.com/haroute/haroute/runtime/socket"
 )
 
-// ErrStructuralDrift: HAProxy lacks a backend or map file of the applied state, which no runtime
-// command can create: a reload is needed.
+// ErrStructuralDrift reports that HAProxy lacks a backend or map file of the applied state, which no
+// runtime command can create: a reload is needed.
 var ErrStructuralDrift = errors.New("structural drift: a reload is needed")
 
 // Observe returns the live state of the HAProxy behind r as a model: a copy of applied in which, for
