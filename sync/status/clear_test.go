@@ -9,7 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clienttesting "k8s.io/client-go/testing"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
@@ -83,7 +83,7 @@ func TestApplyRetriesFailedClear(t *testing.T) {
 		t.Fatalf("Apply: %v", err)
 	}
 	fail := true
-	client.PrependReactor("update", "routes", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	client.PrependReactor("update", "routes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if fail && a.GetSubresource() == "status" {
 			return true, nil, apierrors.NewInternalError(errors.New("etcd is sad"))
 		}

@@ -18,7 +18,7 @@ import (
 // which is fine for a report, and the API server sees a known, modest load.
 const (
 	DefaultQPS   float32 = 50
-	DefaultBurst         = 100
+	DefaultBurst int     = 100
 )
 
 // Retry timing of a failed write (cenkalti/backoff/v4): it never gives up.

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
-	"github.com/openshift/client-go/route/clientset/versioned/fake"
+	routefake "github.com/openshift/client-go/route/clientset/versioned/fake"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	clienttesting "k8s.io/client-go/testing"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
@@ -93,9 +93,9 @@ type gate struct {
 	once    sync.Once
 }
 
-func blockStatus(t *testing.T, client *fake.Clientset) *gate {
+func blockStatus(t *testing.T, client *routefake.Clientset) *gate {
 	g := &gate{entered: make(chan struct{}, 100), release: make(chan struct{})}
-	client.PrependReactor("update", "routes", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	client.PrependReactor("update", "routes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() == "status" {
 			select {
 			case g.entered <- struct{}{}:
@@ -113,9 +113,9 @@ func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
 
 // failStatus makes the UpdateStatus calls fail with a server error while fail(n) says so (n counts
 // the calls from 1).
-func failStatus(client *fake.Clientset, fail func(n int32) bool) *atomic.Int32 {
+func failStatus(client *routefake.Clientset, fail func(n int32) bool) *atomic.Int32 {
 	var calls atomic.Int32
-	client.PrependReactor("update", "routes", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	client.PrependReactor("update", "routes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "status" {
 			return false, nil, nil
 		}
@@ -133,10 +133,10 @@ func reject(reason string) []mapping.Problem {
 
 // writesOf lists the UpdateStatus calls recorded for Route ns/name, each as the Admitted condition
 // it carried ("True", or "False/<reason>"), failed calls included.
-func writesOf(client *fake.Clientset, ns, name string) []string {
+func writesOf(client *routefake.Clientset, ns, name string) []string {
 	var out []string
 	for _, a := range client.Actions() {
-		u, ok := a.(clienttesting.UpdateAction)
+		u, ok := a.(k8stesting.UpdateAction)
 		if !ok || a.GetVerb() != "update" || a.GetSubresource() != "status" {
 			continue
 		}
@@ -172,7 +172,7 @@ func equalStrings(a, b []string) bool {
 
 // blockedQueue starts a Queue over route ns/r whose first write (an admission) is in flight and held
 // by the API server until g is opened.
-func blockedQueue(t *testing.T) (*Queue, *fake.Clientset, []*routev1.Route, *gate) {
+func blockedQueue(t *testing.T) (*Queue, *routefake.Clientset, []*routev1.Route, *gate) {
 	t.Helper()
 	w, client, _ := newWriter(t, route("ns", "r", "r.example.com"))
 	q := NewQueue(w, QueueOptions{})
@@ -227,7 +227,7 @@ func TestQueueCoalesces(t *testing.T) {
 
 // wantWrites checks that route ns/r got exactly two UpdateStatus calls, an admission and a rejection
 // for reason, and ends rejected for reason (why says what the two calls stand for).
-func wantWrites(t *testing.T, client *fake.Clientset, reason, why string) {
+func wantWrites(t *testing.T, client *routefake.Clientset, reason, why string) {
 	t.Helper()
 	want := []string{"True", "False/" + reason}
 	if got := writesOf(client, "ns", "r"); !equalStrings(got, want) {
@@ -248,7 +248,7 @@ func TestQueueRetriesFailedWrites(t *testing.T) {
 	calls := failStatus(client, func(n int32) bool { return n <= failures })
 	// The reactor runs inside the worker's write, so each retry sees the state the failure left.
 	var reported atomic.Int32
-	client.PrependReactor("update", "routes", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	client.PrependReactor("update", "routes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() == "status" && calls.Load() >= 1 {
 			if pending, err := q.state(); pending && apierrors.IsInternalError(err) {
 				reported.Add(1)
@@ -337,12 +337,12 @@ func TestQueueRunStopsWithItsContext(t *testing.T) {
 		name string
 		// setup prepares q and its client; ready, when set, is called after the first Apply and
 		// returns once the worker is in the state under test.
-		setup func(t *testing.T, q *Queue, client *fake.Clientset) (ready func())
+		setup func(t *testing.T, q *Queue, client *routefake.Clientset) (ready func())
 	}{
-		{"idle", func(t *testing.T, q *Queue, client *fake.Clientset) func() {
+		{"idle", func(t *testing.T, q *Queue, client *routefake.Clientset) func() {
 			return func() { waitWritten(t, q) }
 		}},
-		{"waiting to retry", func(t *testing.T, q *Queue, client *fake.Clientset) func() {
+		{"waiting to retry", func(t *testing.T, q *Queue, client *routefake.Clientset) func() {
 			q.retryInitial, q.retryMax = time.Hour, time.Hour
 			failStatus(client, func(int32) bool { return true })
 			return func() {
@@ -352,7 +352,7 @@ func TestQueueRunStopsWithItsContext(t *testing.T) {
 				})
 			}
 		}},
-		{"waiting for the limiter", func(t *testing.T, q *Queue, client *fake.Clientset) func() {
+		{"waiting for the limiter", func(t *testing.T, q *Queue, client *routefake.Clientset) func() {
 			l := &blockingLimiter{entered: make(chan struct{}, 1)}
 			q.w.limiter = l
 			return func() { receive(t, l.entered, "the worker to wait for the limiter") }

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	routev1 "github.com/openshift/api/route/v1"
-	"github.com/openshift/client-go/route/clientset/versioned/fake"
+	routefake "github.com/openshift/client-go/route/clientset/versioned/fake"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	clienttesting "k8s.io/client-go/testing"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
@@ -40,13 +40,13 @@ func route(ns, name, host string) *routev1.Route {
 }
 
 // newWriter returns a Writer on a fake clientset holding routes, with a clock the test moves.
-func newWriter(t *testing.T, routes ...*routev1.Route) (*Writer, *fake.Clientset, *atomic.Pointer[time.Time]) {
+func newWriter(t *testing.T, routes ...*routev1.Route) (*Writer, *routefake.Clientset, *atomic.Pointer[time.Time]) {
 	t.Helper()
 	objs := make([]runtime.Object, 0, len(routes))
 	for _, r := range routes {
 		objs = append(objs, r)
 	}
-	client := fake.NewClientset(objs...)
+	client := routefake.NewClientset(objs...)
 	w := NewWriter(client, routerName, "router.apps.example.com", nil)
 	var clock atomic.Pointer[time.Time]
 	clock.Store(&t0)
@@ -55,7 +55,7 @@ func newWriter(t *testing.T, routes ...*routev1.Route) (*Writer, *fake.Clientset
 }
 
 // list returns the Routes as the API server has them now (what an informer would hand over).
-func list(t *testing.T, client *fake.Clientset) []*routev1.Route {
+func list(t *testing.T, client *routefake.Clientset) []*routev1.Route {
 	t.Helper()
 	l, err := client.RouteV1().Routes("").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -68,7 +68,7 @@ func list(t *testing.T, client *fake.Clientset) []*routev1.Route {
 	return out
 }
 
-func get(t *testing.T, client *fake.Clientset, ns, name string) *routev1.Route {
+func get(t *testing.T, client *routefake.Clientset, ns, name string) *routev1.Route {
 	t.Helper()
 	r, err := client.RouteV1().Routes(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
@@ -78,10 +78,10 @@ func get(t *testing.T, client *fake.Clientset, ns, name string) *routev1.Route {
 }
 
 // statusUpdates counts the UpdateStatus calls made since the last ClearActions, per "ns/name".
-func statusUpdates(client *fake.Clientset) map[string]int {
+func statusUpdates(client *routefake.Clientset) map[string]int {
 	out := map[string]int{}
 	for _, a := range client.Actions() {
-		u, ok := a.(clienttesting.UpdateAction)
+		u, ok := a.(k8stesting.UpdateAction)
 		if !ok || a.GetVerb() != "update" || a.GetSubresource() != "status" {
 			continue
 		}
@@ -295,14 +295,14 @@ func TestApplyReasonChange(t *testing.T) {
 }
 
 // conflictOn makes the first n UpdateStatus calls answer 409.
-func conflictOn(client *fake.Clientset, n int) *atomic.Int32 {
+func conflictOn(client *routefake.Clientset, n int) *atomic.Int32 {
 	var calls atomic.Int32
-	client.PrependReactor("update", "routes", func(a clienttesting.Action) (bool, runtime.Object, error) {
+	client.PrependReactor("update", "routes", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetSubresource() != "status" {
 			return false, nil, nil
 		}
 		if int(calls.Add(1)) <= n {
-			r := a.(clienttesting.UpdateAction).GetObject().(*routev1.Route)
+			r := a.(k8stesting.UpdateAction).GetObject().(*routev1.Route)
 			return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "route.openshift.io", Resource: "routes"}, r.Name, errors.New("object was modified"))
 		}
 		return false, nil, nil
@@ -370,8 +370,8 @@ func TestApplySkipsRouteChangedSinceSnapshot(t *testing.T) {
 
 func TestApplyNotFoundAndFailures(t *testing.T) {
 	w, client, _ := newWriter(t, route("ns", "a", "a.example.com"), route("ns", "c", "c.example.com"))
-	client.PrependReactor("update", "routes", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		r := a.(clienttesting.UpdateAction).GetObject().(*routev1.Route)
+	client.PrependReactor("update", "routes", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.UpdateAction).GetObject().(*routev1.Route)
 		if a.GetSubresource() == "status" && r.Name == "a" {
 			return true, nil, apierrors.NewInternalError(errors.New("etcd is sad"))
 		}
