@@ -25,7 +25,7 @@ func TestCasesPassHAProxyCheck(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatalf("no test cases in %s", casesDir)
 	}
-	ca := testbed.NewCA(t, "router CA")
+	ca := testbed.NewCA(t, routerCAName)
 	defaultCert := ca.IssueBundle(t, defaultCertName)
 	for _, p := range paths {
 		name := strings.TrimSuffix(filepath.Base(p), ".yaml")

@@ -18,9 +18,12 @@ type fixture struct {
 	m  testbed.Manifests
 }
 
+// routerCAName is the common name of the fixtures' CA, the issuer of the router's certificates.
+const routerCAName = "router CA"
+
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	return &fixture{ca: testbed.NewCA(t, "router CA")}
+	return &fixture{ca: testbed.NewCA(t, routerCAName)}
 }
 
 // start translates the manifests with the traffic tests' options, renders, starts HAProxy and checks

@@ -76,7 +76,7 @@ var overlappingPathCases = []pathCase{
 }
 
 func TestOverlappingPaths(t *testing.T) {
-	ca := testbed.NewCA(t, "router CA")
+	ca := testbed.NewCA(t, routerCAName)
 	backends := map[string]*testbed.Backend{
 		"root":   testbed.StartHTTPBackend(t, "127.0.0.2", "root"),
 		"api":    testbed.StartHTTPBackend(t, "127.0.0.3", "api"),

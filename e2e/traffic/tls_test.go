@@ -61,21 +61,21 @@ func TestTLS(t *testing.T) {
 			{"redirect.example.com", "edge-redirect"},
 		} {
 			resp := expect(t, c, "https://"+tc.host+"/secure/x", want{200, tc.backend, "/secure/x"})
-			checkLeaf(t, resp, tc.host, "router CA")
+			checkLeaf(t, resp, tc.host)
 			if resp != nil && forwardedProto(resp) != "https" {
 				t.Errorf("https://%s: backend received X-Forwarded-Proto %q, want https", tc.host, forwardedProto(resp))
 			}
 		}
 		// Uppercase SNI and Host still select the Route and its certificate.
 		resp := expect(t, c, "https://EDGE.Example.com/u", want{200, "edge-none", "/u"})
-		checkLeaf(t, resp, "edge.example.com", "router CA")
+		checkLeaf(t, resp, "edge.example.com")
 	})
 	t.Run("edge default certificate", func(t *testing.T) {
 		// The Route has no certificate of its own: the default one is served (a client that verifies
 		// the host name would refuse it, so look without verifying).
 		unverified := testbed.NewClient(t, r.Options.HTTPPort, r.Options.HTTPSPort, nil)
 		resp := expect(t, unverified, "https://nocert.example.com/d", want{200, "edge-default", "/d"})
-		checkLeaf(t, resp, defaultCertName, "router CA")
+		checkLeaf(t, resp, defaultCertName)
 	})
 	t.Run("edge insecure None", func(t *testing.T) {
 		expect(t, c, "http://edge.example.com/plain", want{503, "", ""})
@@ -122,7 +122,7 @@ func TestTLS(t *testing.T) {
 
 	t.Run("reencrypt", func(t *testing.T) {
 		resp := expect(t, c, "https://re.example.com/r", want{200, "re", "/r"})
-		checkLeaf(t, resp, "re.example.com", "router CA")
+		checkLeaf(t, resp, "re.example.com")
 		if resp != nil {
 			if sni := resp.Header.Get(testbed.HeaderSNI); sni != "re.tls.svc" {
 				t.Errorf("reencrypt: backend saw SNI %q, want its service name re.tls.svc", sni)
@@ -140,8 +140,8 @@ func TestTLS(t *testing.T) {
 	})
 }
 
-// checkLeaf checks that the server certificate names host and was issued by the CA named issuer.
-func checkLeaf(t *testing.T, resp *testbed.Response, host, issuer string) {
+// checkLeaf checks that the server certificate names host and was issued by the fixture's CA.
+func checkLeaf(t *testing.T, resp *testbed.Response, host string) {
 	t.Helper()
 	if resp == nil {
 		return
@@ -151,8 +151,8 @@ func checkLeaf(t *testing.T, resp *testbed.Response, host, issuer string) {
 		t.Errorf("no server certificate received (want one for %s)", host)
 		return
 	}
-	if !slices.Equal(leaf.DNSNames, []string{host}) || leaf.Issuer.CommonName != issuer {
-		t.Errorf("server certificate for %v issued by %q, want one for [%s] by %q", leaf.DNSNames, leaf.Issuer.CommonName, host, issuer)
+	if !slices.Equal(leaf.DNSNames, []string{host}) || leaf.Issuer.CommonName != routerCAName {
+		t.Errorf("server certificate for %v issued by %q, want one for [%s] by %q", leaf.DNSNames, leaf.Issuer.CommonName, host, routerCAName)
 	}
 }
 
