@@ -77,8 +77,11 @@ func start(t *testing.T, logPath, bin string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := make(chan struct{}) // closed once the binary has exited; stopped by a signal, its status says nothing
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
