@@ -8,6 +8,7 @@ import (
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/haproxy"
 )
 
 // testMaxConnections replaces OpenShift's default of 50,000 connections, for which HAProxy needs a
@@ -31,12 +32,13 @@ func RouterOptions(t testing.TB) mapping.Options {
 	return o
 }
 
-// StaticHAProxy is HAProxy serving the translation of one input, started in-process on the rendered
-// files: the haroute pipeline without the sidecar (Translate → Render → files → haproxy) and with
-// no haroute process (for that, see RouterProcess).
+// StaticHAProxy is HAProxy serving the translation of one input, started in-process on the initial
+// files `haroute run` would write (Translate → haproxy.Instance.InitialFiles → files → haproxy),
+// with no haroute process (for that, see RouterProcess).
 type StaticHAProxy struct {
 	*HAProxy
-	Options  mapping.Options
+	Options mapping.Options
+	// Config is the state HAProxy runs: the translation with its spare pool.
 	Config   *model.Config
 	Problems []mapping.Problem
 	Files    []render.File
@@ -57,13 +59,19 @@ func StartStaticHAProxy(t testing.TB, in mapping.Input, opts mapping.Options, de
 		t.Fatalf("testbed: Translate returned an invalid config: %v", err)
 	}
 	dir := TempDir(t)
-	files, err := render.Render(cfg, render.Options{Dir: dir, DefaultCertificatePEM: defaultCertPEM})
+	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: defaultCertPEM}, Binary: HAProxyBinary()})
 	if err != nil {
-		t.Fatalf("testbed: render: %v", err)
+		t.Fatalf("testbed: %v", err)
 	}
+	// The files `haroute run` starts HAProxy from: the initial plan, spare pool included.
+	first, err := inst.InitialFiles(cfg)
+	if err != nil {
+		t.Fatalf("testbed: %v", err)
+	}
+	files := first.Files
 	r := &StaticHAProxy{
 		Options:  opts,
-		Config:   cfg,
+		Config:   first.State,
 		Problems: problems,
 		Files:    files,
 	}
@@ -81,17 +89,6 @@ func StartStaticHAProxy(t testing.TB, in mapping.Input, opts mapping.Options, de
 	r.HAProxy = StartHAProxy(t, dir, files)
 	r.Client = NewClient(t, opts.HTTPPort, opts.HTTPSPort, roots)
 	return r
-}
-
-// Router is the former name of StaticHAProxy, kept while tests outside e2e still use it; new code
-// uses StaticHAProxy.
-type Router = StaticHAProxy
-
-// StartRouter is the former name of StartStaticHAProxy, kept while tests outside e2e still use it;
-// new code uses StartStaticHAProxy.
-func StartRouter(t testing.TB, in mapping.Input, opts mapping.Options, defaultCertPEM []byte, roots *x509.CertPool) *StaticHAProxy {
-	t.Helper()
-	return StartStaticHAProxy(t, in, opts, defaultCertPEM, roots)
 }
 
 // RequireAdmitted fails the test when Translate rejected a Route (warnings are allowed).

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/e2e/testbed/haproxybin"
 )
 
 // haproxyBinary is the HAProxy the integration tests run ($HAROUTE_HAPROXY, or Debian's).
-var haproxyBinary = testbed.HAProxyBinary()
+var haproxyBinary = haproxybin.Path()
 
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()
