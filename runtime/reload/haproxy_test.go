@@ -22,7 +22,7 @@ import (
 // bed is a running router serving www.example.com from backend "one", with the inputs to render
 // changed states for the same directory.
 type bed struct {
-	r       *testbed.Router
+	r       *testbed.StaticHAProxy
 	opts    mapping.Options
 	certPEM []byte
 	one     *testbed.Backend
@@ -36,7 +36,7 @@ func newBed(t *testing.T) *bed {
 	b := &bed{opts: testbed.RouterOptions(t), certPEM: ca.IssueBundle(t, "default.router.test")}
 	b.one = testbed.StartHTTPBackend(t, "127.0.0.2", "one")
 	b.two = testbed.StartHTTPBackend(t, "127.0.0.3", "two")
-	b.r = testbed.StartRouter(t, b.manifests(false).Input(t), b.opts, b.certPEM, ca.Pool())
+	b.r = testbed.StartStaticHAProxy(t, b.manifests(false).Input(t), b.opts, b.certPEM, ca.Pool())
 	b.r.RequireAdmitted(t)
 	b.rel = reload.New(testbed.HAProxyBinary(), b.r.Dir, socket.NewMaster(b.r.MasterSocket, socket.Options{}))
 	b.rel.MinInterval = 0
