@@ -71,7 +71,7 @@ func (b *Bed) Issuer(t testing.TB) func(names ...string) ([]byte, []byte) {
 // WalkOptionsFor returns the oracle walk's options for a router configured with opts.
 func WalkOptionsFor(opts mapping.Options, issue func(names ...string) ([]byte, []byte)) WalkOptions {
 	return WalkOptions{
-		Weights:           OracleWeights(),
+		Weights:           Weights(),
 		Namespaces:        walkNamespaces,
 		MaxRoutes:         25,
 		MinRoutes:         3,

@@ -31,8 +31,8 @@ func (c StepCheck) Failed() bool {
 	return len(c.ViewDiffs)+len(c.DriftA)+len(c.DriftB)+len(c.Mismatches)+len(c.Unserved)+len(c.Feel) > 0
 }
 
-// Describe formats the first max differences of each kind.
-func (c StepCheck) Describe(max int) string {
+// Describe formats the first limit differences of each kind.
+func (c StepCheck) Describe(limit int) string {
 	var b strings.Builder
 	section := func(title string, lines []string) {
 		if len(lines) == 0 {
@@ -40,8 +40,8 @@ func (c StepCheck) Describe(max int) string {
 		}
 		fmt.Fprintf(&b, "%s (%d):\n", title, len(lines))
 		for i, l := range lines {
-			if i == max {
-				fmt.Fprintf(&b, "  ... %d more\n", len(lines)-max)
+			if i == limit {
+				fmt.Fprintf(&b, "  ... %d more\n", len(lines)-limit)
 				break
 			}
 			b.WriteString("  " + l + "\n")

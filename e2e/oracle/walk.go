@@ -32,9 +32,9 @@ var mutationOrder = []MutationKind{
 	MutAlternate, MutCert, MutAnnotation,
 }
 
-// OracleWeights are the step weights of the equivalence walk (they sum to 100; MutAnnotation, the
+// Weights are the step weights of the equivalence walk (they sum to 100; MutAnnotation, the
 // structural kind, has 5).
-func OracleWeights() map[MutationKind]int {
+func Weights() map[MutationKind]int {
 	return map[MutationKind]int{
 		MutScale: 16, MutPodIP: 10, MutWeight: 8, MutAddRoute: 17, MutDeleteRoute: 10, MutHost: 7,
 		MutPath: 7, MutInsecure: 6, MutAlternate: 3, MutCert: 11, MutAnnotation: 5,

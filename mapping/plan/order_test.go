@@ -66,14 +66,14 @@ func before(t *testing.T, ops []plan.Op, what string, a, b func(plan.Op) bool) {
 }
 
 // runtimePlan plans from WithPool(Translate(from)) to Translate(to) and checks the plan.
-func runtimePlan(t *testing.T, from, to mapping.Input) (applied *model.Config, p plan.Plan) {
+func runtimePlan(t *testing.T, from, to mapping.Input) plan.Plan {
 	t.Helper()
 	opts := testOptions(2)
-	applied = plan.WithPool(translate(t, from, opts))
+	applied := plan.WithPool(translate(t, from, opts))
 	d := translate(t, to, opts)
-	p = plan.Compute(applied, d)
+	p := plan.Compute(applied, d)
 	checkRuntimePlan(t, applied, d, p)
-	return applied, p
+	return p
 }
 
 func TestOrderRedirectAroundHTTPMap(t *testing.T) {
@@ -81,16 +81,16 @@ func TestOrderRedirectAroundHTTPMap(t *testing.T) {
 	in := baseInput(c)
 	r := newRoute("app", "redir", "redir.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyRedirect))
-	_, add := runtimePlan(t, in, withRoute(in, r))
+	add := runtimePlan(t, in, withRoute(in, r))
 	before(t, add.Ops, "redirect entry before the plain-HTTP entry", isMapAdd(model.MapHTTPRedirect), isMapAdd(model.MapHTTP))
-	_, del := runtimePlan(t, withRoute(in, r), in)
+	del := runtimePlan(t, withRoute(in, r), in)
 	before(t, del.Ops, "plain-HTTP entry removed before the redirect", isMapDel(model.MapHTTP), isMapDel(model.MapHTTPRedirect))
 
 	// A policy flip from Allow to Redirect adds the redirect before (nothing else changes in the
 	// HTTP map: the same backend serves both).
 	allow := newRoute("app", "redir", "redir.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyAllow))
-	_, flip := runtimePlan(t, withRoute(in, allow), withRoute(in, r))
+	flip := runtimePlan(t, withRoute(in, allow), withRoute(in, r))
 	if len(flip.Ops) != 1 || !isMapAdd(model.MapHTTPRedirect)(flip.Ops[0]) {
 		t.Fatalf("Allow → Redirect: want one redirect add:\n%s", opsText(flip.Ops))
 	}
@@ -100,7 +100,7 @@ func TestOrderAddsBeforeDeletes(t *testing.T) {
 	c := loadCerts(t)
 	in := baseInput(c)
 	// Host and path change of an existing Route: new keys in, then old keys out.
-	_, p := runtimePlan(t, in, changeRoute(in, "app", "plain", func(r *routev1.Route) {
+	p := runtimePlan(t, in, changeRoute(in, "app", "plain", func(r *routev1.Route) {
 		r.Spec.Host, r.Spec.Path = "moved.example.com", "/v2"
 	}))
 	before(t, p.Ops, "map adds before map deletes", isMapAdd(""), isMapDel(""))
@@ -114,23 +114,23 @@ func TestOrderCertificatesBeforeMaps(t *testing.T) {
 	in := baseInput(c)
 	r := newRoute("app", "tls", "tls.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationEdge, ""), withCert(c.other))
-	_, p := runtimePlan(t, in, withRoute(in, r))
+	p := runtimePlan(t, in, withRoute(in, r))
 	before(t, p.Ops, "certificate stored before it is listed", isType[plan.SetCertificate], isType[plan.AddCrtListEntry])
 	before(t, p.Ops, "certificate listed before map entries", isType[plan.AddCrtListEntry], isMapOp)
 
 	// Removal: the map entries go first, then the crt-list line, then the certificate.
-	_, del := runtimePlan(t, withRoute(in, r), in)
+	del := runtimePlan(t, withRoute(in, r), in)
 	before(t, del.Ops, "map deletes before the crt-list line goes", isMapOp, isType[plan.DelCrtListEntry])
 	before(t, del.Ops, "crt-list line before the certificate", isType[plan.DelCrtListEntry], isType[plan.DelCertificate])
 
 	// Rotation is one SetCertificate, nothing else.
-	_, rot := runtimePlan(t, withRoute(in, r), withRoute(in, newRoute("app", "tls", "tls.example.com", 10, withService("s-extra"),
+	rot := runtimePlan(t, withRoute(in, r), withRoute(in, newRoute("app", "tls", "tls.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationEdge, ""), withCert(c.example))))
 	if len(rot.Ops) != 1 || rot.Ops[0].(plan.SetCertificate).New {
 		t.Fatalf("rotation: want one SetCertificate:\n%s", opsText(rot.Ops))
 	}
 	// A host change moves the SNI filter: del + add of the crt-list line, before the map changes.
-	_, sni := runtimePlan(t, withRoute(in, r), withRoute(in, newRoute("app", "tls", "tls2.example.com", 10, withService("s-extra"),
+	sni := runtimePlan(t, withRoute(in, r), withRoute(in, newRoute("app", "tls", "tls2.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationEdge, ""), withCert(c.other))))
 	before(t, sni.Ops, "crt-list line replaced", isType[plan.DelCrtListEntry], isType[plan.AddCrtListEntry])
 	before(t, sni.Ops, "crt-list line before map entries", isType[plan.AddCrtListEntry], isMapOp)
@@ -141,7 +141,7 @@ func TestOrderServersAroundMaps(t *testing.T) {
 	in := baseInput(c)
 	r := newRoute("app", "new", "new.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationReencrypt, routev1.InsecureEdgeTerminationPolicyRedirect), withDestCA(c.ca))
-	_, p := runtimePlan(t, in, withRoute(in, r))
+	p := runtimePlan(t, in, withRoute(in, r))
 	spare := model.SpareBackendName(model.KindReencrypt, "random", 0)
 	before(t, p.Ops, "CA file before the servers that verify with it", isType[plan.SetCAFile], isServerOf(spare))
 	before(t, p.Ops, "servers before map entries pointing at the backend", isServerOf(spare), isMapOp)
@@ -171,7 +171,7 @@ func TestOrderServersAroundMaps(t *testing.T) {
 	maintBeforeDel(t, del.Ops)
 
 	// Same for a Route under its own name (retired).
-	_, ret := runtimePlan(t, in, withoutRoute(in, "app", "plain"))
+	ret := runtimePlan(t, in, withoutRoute(in, "app", "plain"))
 	before(t, ret.Ops, "map deletes before the retired backend's servers", isMapDel(""), isServerOf("be_http:app:plain"))
 }
 
@@ -182,7 +182,7 @@ func TestOrderWithinBackend(t *testing.T) {
 	in2 := in
 	in2.EndpointSlices = append(in2.EndpointSlices[:0:0], in.EndpointSlices...)
 	in2.EndpointSlices[0] = newSlice("app", "s-plain", "127.0.1.1", "127.0.9.9")
-	_, p := runtimePlan(t, in, in2)
+	p := runtimePlan(t, in, in2)
 	b := "be_http:app:plain"
 	before(t, p.Ops, "adds before removals", isType[plan.AddServer], isType[plan.DelServer])
 	before(t, p.Ops, "new server ready before removals", func(op plan.Op) bool {
@@ -203,7 +203,7 @@ func TestOrderWithinBackend(t *testing.T) {
 
 	// Weights of a split Route: only SetServerWeight.
 	split := changeRoute(in, "app", "plain", withAlternate("s-extra", 50))
-	_, w := runtimePlan(t, split, changeRoute(in, "app", "plain", withAlternate("s-extra", 200)))
+	w := runtimePlan(t, split, changeRoute(in, "app", "plain", withAlternate("s-extra", 200)))
 	for _, op := range w.Ops {
 		if !isType[plan.SetServerWeight](op) {
 			t.Fatalf("weight change: unexpected op %s", op)
@@ -222,7 +222,7 @@ func TestOrderBackendsByName(t *testing.T) {
 	in2.EndpointSlices[3] = newSlice("app", "s-tcp", "127.0.2.1")
 	in2.EndpointSlices[0] = newSlice("app", "s-plain", "127.0.2.2")
 	in2.EndpointSlices[1] = newSlice("app", "s-edge", "127.0.2.3")
-	_, p := runtimePlan(t, in, in2)
+	p := runtimePlan(t, in, in2)
 	var order []string
 	for _, op := range p.Ops {
 		if a, ok := op.(plan.AddServer); ok {

@@ -127,7 +127,8 @@ func (w *walkWorld) pick(keep func(*walkRoute) bool) *walkRoute {
 	return rs[w.rng.Intn(len(rs))]
 }
 
-func (w *walkWorld) pickService(ns string, exclude []walkRef) string {
+// pickService returns a random Service name not among exclude.
+func (w *walkWorld) pickService(exclude []walkRef) string {
 	for {
 		svc := fmt.Sprintf("svc-%d", w.rng.Intn(walkServices))
 		used := false
@@ -171,9 +172,9 @@ func (w *walkWorld) newRoute() *walkRoute {
 		}
 	}
 	r.policy = w.policyFor(r.term)
-	r.refs = []walkRef{{svc: w.pickService(r.ns, nil), weight: 100}}
+	r.refs = []walkRef{{svc: w.pickService(nil), weight: 100}}
 	if w.rng.Intn(5) == 0 {
-		r.refs = append(r.refs, walkRef{svc: w.pickService(r.ns, r.refs), weight: int32(w.rng.Intn(257))})
+		r.refs = append(r.refs, walkRef{svc: w.pickService(r.refs), weight: int32(w.rng.Intn(257))})
 	}
 	if (r.term == routev1.TLSTerminationEdge || r.term == routev1.TLSTerminationReencrypt) && w.rng.Intn(2) == 0 {
 		r.cert = 1 + w.rng.Intn(2)
@@ -317,7 +318,7 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 			if len(r.refs) > 1 && (len(r.refs) == 4 || w.rng.Intn(2) == 0) {
 				r.refs = r.refs[:len(r.refs)-1]
 			} else {
-				r.refs = append(r.refs, walkRef{svc: w.pickService(r.ns, r.refs), weight: int32(1 + w.rng.Intn(256))})
+				r.refs = append(r.refs, walkRef{svc: w.pickService(r.refs), weight: int32(1 + w.rng.Intn(256))})
 			}
 			if r.balanceOf(s) != before {
 				// A served Route never moves to a spare: its own backend is reloaded.

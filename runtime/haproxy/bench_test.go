@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"testing"
 
+	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-
-	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
@@ -64,7 +63,7 @@ func benchUpdater(b *testing.B, in mapping.Input) (*haproxy.Instance, mapping.Op
 	dir := testbed.TempDir(b)
 	ca := testbed.NewCA(b, "bench CA")
 	ro := render.Options{DefaultCertificatePEM: ca.IssueBundle(b, "default.example.com")}
-	u, _, h := startInstance(b, dir, ro, cfg, nil)
+	u, h := startInstance(b, dir, ro, cfg)
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
 	return u, opts, master
 }

@@ -41,7 +41,7 @@ func TestInstanceRuntimeThenFallback(t *testing.T) {
 		return cfg
 	}
 
-	u, _, h := startInstance(t, dir, ro, desired(a), nil)
+	u, h := startInstance(t, dir, ro, desired(a))
 	admin := socket.NewAdmin(h.AdminSocket, socket.Options{})
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
 	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())

@@ -74,7 +74,7 @@ func TestTemplateChangedIsAReload(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := testbed.TempDir(t)
 			ro := render.Options{DefaultCertificatePEM: cert, Template: tc.template}
-			inst, _, _ := startInstance(t, dir, ro, routesTo(t, opts, web, "a.example.com"), nil)
+			inst, _ := startInstance(t, dir, ro, routesTo(t, opts, web, "a.example.com"))
 			client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 			out, err := inst.Update(ctx, routesTo(t, opts, web, "a.example.com", "b.example.com"))
 			if err != nil {
@@ -112,7 +112,7 @@ func TestTemplateInvalidForOneRoute(t *testing.T) {
 		Template:              templateWith(t, "\n{{- if eq $b.Route \"app/bad\" }}\n  not-a-keyword{{ end }}"),
 	}
 	dir := testbed.TempDir(t)
-	inst, _, _ := startInstance(t, dir, ro, routesTo(t, opts, web, "a.example.com"), nil)
+	inst, _ := startInstance(t, dir, ro, routesTo(t, opts, web, "a.example.com"))
 	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 
 	out, err := inst.Update(ctx, routesTo(t, opts, web, "a.example.com", "bad.example.com"))

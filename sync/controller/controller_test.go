@@ -13,7 +13,7 @@ import (
 )
 
 // run starts c.Run in the background; the test's cleanup cancels it and waits (bounded).
-func run(t *testing.T, c *Controller) context.CancelFunc {
+func run(t *testing.T, c *Controller) {
 	t.Helper()
 	if c.Log == nil {
 		c.Log = testLogger(t)
@@ -32,7 +32,6 @@ func run(t *testing.T, c *Controller) context.CancelFunc {
 			t.Errorf("Run did not return within 5s of cancel")
 		}
 	})
-	return cancel
 }
 
 func newTestController(src *fakeSource, up *fakeHAProxy) *Controller {

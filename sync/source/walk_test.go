@@ -21,11 +21,11 @@ func symlink(t *testing.T, target, link string) {
 // realDir returns dir with its symbolic links resolved, as listFolder names link targets' directories.
 func realDir(t *testing.T, dir string) string {
 	t.Helper()
-	real, err := filepath.EvalSymlinks(dir)
+	resolved, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return real
+	return resolved
 }
 
 // ruleTree builds a folder with an example of every listing rule and returns it with the folder that
@@ -90,8 +90,8 @@ func TestListFolderRules(t *testing.T) {
 		if !slices.Contains(l.dirs, filepath.Dir(f)) {
 			t.Errorf("%s is read but its directory is not watched", f)
 		}
-		if real := realDir(t, f); !slices.Contains(l.dirs, filepath.Dir(real)) {
-			t.Errorf("%s is read but the directory of %s is not watched", f, real)
+		if resolved := realDir(t, f); !slices.Contains(l.dirs, filepath.Dir(resolved)) {
+			t.Errorf("%s is read but the directory of %s is not watched", f, resolved)
 		}
 	}
 }
