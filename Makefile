@@ -45,7 +45,7 @@ iproute2: ## install Debian's iproute2 (ip netns, for the e2e pod networks) when
 demo: build haproxy ## run haroute demo: HAProxy on 127.0.0.1:8080/8443 with example Routes and local backends (DEMO_ARGS to change)
 	$(BIN)/haroute demo $(DEMO_ARGS)
 
-test: unit e2e matrix ## the whole suite: unit and integration tests and e2e on 2.6, then the HAProxy matrix (as root)
+test: lint golden-check unit race e2e matrix ## the whole suite: lint, the golden check, unit and integration tests, the race lane and e2e on 2.6, then the HAProxy matrix (as root)
 
 unit: haproxy ## go vet and the tests of ./... (unit, and integration with the real haproxy)
 	$(GO) vet ./...
