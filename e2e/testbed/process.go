@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"syscall"
@@ -137,17 +138,27 @@ func (p *Process) logOutput(t testing.TB) {
 }
 
 // Eventually calls cond every interval until it returns nil or timeout has passed, and then returns
-// its last error.
+// its last error. An error wrapped by Final ends the wait at once.
 func Eventually(timeout, interval time.Duration, cond func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := cond()
-		if err == nil {
+		var final finalError
+		switch {
+		case err == nil:
 			return nil
-		}
-		if time.Now().After(deadline) {
+		case errors.As(err, &final):
+			return final.error
+		case time.Now().After(deadline):
 			return fmt.Errorf("not within %v: %w", timeout, err)
 		}
 		time.Sleep(interval)
 	}
 }
+
+// Final marks err as one no further attempt can change (a process that exited), for Eventually.
+func Final(err error) error { return finalError{err} }
+
+type finalError struct{ error }
+
+func (e finalError) Unwrap() error { return e.error }

@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -116,5 +117,20 @@ func TestEventuallyReturnsLastError(t *testing.T) {
 	}
 	if err := Eventually(time.Second, time.Millisecond, func() error { return nil }); err != nil {
 		t.Errorf("Eventually with a condition that holds = %v", err)
+	}
+}
+
+func TestEventuallyStopsAtAFinalError(t *testing.T) {
+	calls := 0
+	gone := errors.New("gone")
+	err := Eventually(time.Minute, time.Millisecond, func() error {
+		calls++
+		if calls == 2 {
+			return Final(gone)
+		}
+		return errors.New("not yet")
+	})
+	if !errors.Is(err, gone) || calls != 2 {
+		t.Errorf("Eventually = %v after %d calls, want gone after 2", err, calls)
 	}
 }

@@ -181,20 +181,12 @@ func (r *RouterProcess) checkMastersGone(t testing.TB) {
 // wait calls cond every interval until it returns nil, timeout passes or haroute exits (then what is
 // waited for cannot come), and returns the reason it gave up.
 func (r *RouterProcess) wait(timeout, interval time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	return Eventually(timeout, interval, func() error {
 		if r.Proc != nil && r.Proc.Exited() {
-			return fmt.Errorf("%s exited", r.Proc.Name)
+			return Final(fmt.Errorf("%s exited", r.Proc.Name))
 		}
-		err := cond()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not within %v: %w", timeout, err)
-		}
-		time.Sleep(interval)
-	}
+		return cond()
+	})
 }
 
 // WaitHTTP waits (bounded by timeout) until GET path on haroute's stats port answers want.

@@ -255,16 +255,24 @@ func TestRestartForgetsAndUpdates(t *testing.T) {
 	}
 }
 
-// TestSidecarRestartFromProcesses: without a supervisor, the controller learns of restarts from the
-// HAProxy side's process check, and resyncs when the runtime changes are lost.
-func TestSidecarRestartFromProcesses(t *testing.T) {
+// startWithDriftChecks runs a controller over one Route with periodic checks every 50 ms and waits
+// for its first update.
+func startWithDriftChecks(t *testing.T, up *fakeHAProxy) *Controller {
+	t.Helper()
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
-	up := newFakeHAProxy()
 	c := newTestController(src, up)
 	c.DriftInterval = 50 * time.Millisecond
 	run(t, c)
 	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	return c
+}
+
+// TestSidecarRestartFromProcesses: without a supervisor, the controller learns of restarts from the
+// HAProxy side's process check, and resyncs when the runtime changes are lost.
+func TestSidecarRestartFromProcesses(t *testing.T) {
+	up := newFakeHAProxy()
+	c := startWithDriftChecks(t, up)
 	waitFor(t, 3*time.Second, "the worker gauge", func() bool { return value(t, c.Metrics.Workers) == 1 })
 	waitFor(t, 3*time.Second, "drift checks", func() bool {
 		up.mu.Lock()
@@ -287,13 +295,8 @@ func TestSidecarRestartFromProcesses(t *testing.T) {
 
 // TestDriftResyncReloads: drift that ops cannot repair makes the next sync reload, labelled Drift.
 func TestDriftResyncReloads(t *testing.T) {
-	src := newFakeSource(webInput("10.0.0.1"))
-	src.synced.Store(true)
 	up := newFakeHAProxy()
-	c := newTestController(src, up)
-	c.DriftInterval = 50 * time.Millisecond
-	run(t, c)
-	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	c := startWithDriftChecks(t, up)
 	up.set(func(u *fakeHAProxy) {
 		u.repair = haproxy.RepairOutcome{Drift: []string{"backend b missing"}, Resync: true, Reason: plan.Reason{Kind: plan.Drift}}
 	})
