@@ -115,7 +115,7 @@ func (t *translator) endpointAddr(s string, family discoveryv1.AddressType) (net
 	case addr.IsLinkLocalUnicast():
 		return netip.Addr{}, "link-local address"
 	case addr.IsLoopback() && !t.opts.AllowLoopbackEndpoints:
-		return netip.Addr{}, "loopback address"
+		return netip.Addr{}, "loopback address (admitted only with --allow-loopback-endpoints, in folder mode)"
 	}
 	return addr, ""
 }
