@@ -34,6 +34,8 @@ type loop struct {
 	reloadAt time.Time
 	// refill: a spare pool runs low for the rate of new Routes; the next sync refills it.
 	refill bool
+	// problems are the Routes' Problems at the last sync, to log what changes.
+	problems problemLog
 	// waitingLogged: the "waiting for the source" line was written.
 	waitingLogged bool
 }
@@ -52,6 +54,7 @@ func newLoop(c *Controller) *loop {
 		c:           c,
 		retry:       newBackoff(retryInitial, retryMax),
 		statusRetry: newBackoff(statusRetryInitial, statusRetryMax),
+		problems:    problemLog{},
 	}
 }
 
@@ -66,6 +69,10 @@ func (l *loop) run(ctx context.Context) error {
 	drift := time.NewTicker(c.driftInterval())
 	defer drift.Stop()
 
+	// The worker gauge from the first second, not the first periodic check.
+	if restart := l.checkProcs(ctx); restart != "" {
+		l.restarted(restart)
+	}
 	// A first sync as soon as the source has synced, even without a change signal.
 	l.due = time.Now()
 	for {

@@ -99,6 +99,7 @@ func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 		return err
 	}
 	desired := d.Config
+	l.problems.update(c.log(), d.Problems)
 	for _, p := range d.Problems {
 		if !p.Warning {
 			rep.problems++
@@ -144,6 +145,12 @@ func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncRepor
 		return fmt.Errorf("update: %w", err)
 	}
 	l.lastDesired = desired
+	if out.Reloaded {
+		// A reload changes the worker set: keep the gauge current.
+		if restart := l.checkProcs(ctx); restart != "" {
+			l.restarted(restart)
+		}
+	}
 	l.deferredPending = len(out.Result.Deferred) > 0
 	l.refill = len(out.PoolLow) > 0
 	return nil
