@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -165,8 +164,8 @@ func (p *process) finish() {
 	})
 }
 
-// logOutput logs r line by line (lines cut at maxLine bytes) until EOF or an error. HAProxy's
-// "[ALERT]" lines are logged as errors, "[WARNING]" lines as warnings, the rest as info.
+// logOutput logs r line by line (lines cut at maxLine bytes) until EOF or an error, at the level
+// classify gives each line.
 func logOutput(wg *sync.WaitGroup, r io.Reader, log *slog.Logger) {
 	defer wg.Done()
 	br := bufio.NewReaderSize(r, maxLine)
@@ -191,12 +190,6 @@ func logOutput(wg *sync.WaitGroup, r io.Reader, log *slog.Logger) {
 }
 
 func logLine(log *slog.Logger, line string) {
-	level := slog.LevelInfo
-	switch {
-	case strings.Contains(line, "[ALERT]"):
-		level = slog.LevelError
-	case strings.Contains(line, "[WARNING]"):
-		level = slog.LevelWarn
-	}
-	log.Log(context.Background(), level, msgOutput, "line", line)
+	level, attrs := classify(line)
+	log.Log(context.Background(), level, msgOutput, append(attrs, "line", line)...)
 }
