@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/apply"
@@ -25,6 +27,10 @@ var ErrNoState = errors.New("the applied state is unknown")
 type RepairOutcome struct {
 	// Drift lists what HAProxy serves differently from the applied state (empty: nothing).
 	Drift []string
+	// Held lists the servers ("<backend>/<server>: <state>") an operator put in maintenance or drain
+	// (`disable server`, `set server ... state drain`) while the applied state has them ready. They are
+	// not repaired: an operator's hold lasts until the server goes or the next reload.
+	Held []string
 	// Result is what the repair ops did.
 	Result apply.Result
 	// FailedOp names the op that failed (apply.OpName), when one did.
@@ -67,6 +73,7 @@ func (i *Instance) Repair(ctx context.Context) (RepairOutcome, error) {
 		return out, fmt.Errorf("drift check: %w", err)
 	}
 	drift := observe.Compare(applied, obs)
+	drift, out.Held = operatorHolds(drift, obs)
 	if len(drift) == 0 {
 		return out, nil
 	}
@@ -94,6 +101,31 @@ func (i *Instance) Repair(ctx context.Context) (RepairOutcome, error) {
 		i.resync(&out, "repair failed: "+err.Error())
 	}
 	return out, nil
+}
+
+// operatorHolds takes out of drift the servers an operator holds: ready in the applied state, in
+// maintenance or drain on HAProxy. It sets them to their applied state in observed, so that the repair
+// leaves them alone, and returns them, formatted for RepairOutcome.Held.
+func operatorHolds(drift []observe.Drift, observed *model.Config) ([]observe.Drift, []string) {
+	var kept []observe.Drift
+	var held []string
+	for _, d := range drift {
+		if d.Kind != observe.ServerState || d.Want != string(model.StateReady) ||
+			(d.Got != string(model.StateMaint) && d.Got != string(model.StateDrain)) {
+			kept = append(kept, d)
+			continue
+		}
+		held = append(held, d.Subject+": "+d.Got)
+		backend, server, _ := strings.Cut(d.Subject, "/")
+		if b := observed.Backend(backend); b != nil {
+			for k := range b.Servers {
+				if b.Servers[k].Name == server {
+					b.Servers[k].State = model.StateReady
+				}
+			}
+		}
+	}
+	return kept, held
 }
 
 // resync forgets the applied state for drift: the next Update reloads with reason Drift.

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/haroute/haroute/runtime/haproxy"
@@ -52,6 +53,12 @@ func (l *loop) checkDrift(ctx context.Context) {
 	if err != nil {
 		log.Warn("drift check failed", "err", err)
 		return
+	}
+	if held := strings.Join(res.Held, ", "); held != l.held {
+		l.held = held
+		if held != "" {
+			log.Info("servers held by an operator are left as they are until they go or the next reload", "servers", res.Held)
+		}
 	}
 	if len(res.Drift) == 0 {
 		log.Debug("drift check: none")

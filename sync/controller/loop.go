@@ -34,6 +34,8 @@ type loop struct {
 	reloadAt time.Time
 	// refill: a spare pool runs low for the rate of new Routes; the next sync refills it.
 	refill bool
+	// held is the last list of servers an operator holds (RepairOutcome.Held), to log its changes.
+	held string
 	// problems are the Routes' Problems at the last sync, to log what changes.
 	problems problemLog
 	// waitingLogged: the "waiting for the source" line was written.
