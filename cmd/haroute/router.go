@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -168,6 +169,10 @@ func (a *app) startParts(ctx context.Context, g *group, ctl *controller.Controll
 		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, statsLn) })
 		a.log.Info("serving /healthz, /healthz/ready and /metrics", "addr", statsLn.Addr().String())
 	}
+	if err := a.serveState(ctx, g, ctl, rc); err != nil {
+		// The inspection commands degrade without it; the router serves regardless.
+		a.log.Warn("no state socket for the inspection commands", "err", err)
+	}
 	g.start(ctx, "controller", ctl.Run)
 	if rc.onReady != nil {
 		g.wg.Add(1)
@@ -178,4 +183,38 @@ func (a *app) startParts(ctx context.Context, g *group, ctl *controller.Controll
 			}
 		}()
 	}
+}
+
+// stateSocketFile is where `haroute run` serves its state (controller.StateHandler) for the
+// inspection commands, under the HAProxy directory.
+const stateSocketFile = "run/haroute.sock"
+
+// serveState serves the controller's state on the unix socket stateSocketFile (mode 0600: it
+// describes every Route). A stale socket left by an earlier run is replaced; any other file there is
+// an error.
+func (a *app) serveState(ctx context.Context, g *group, ctl *controller.Controller, rc runConfig) error {
+	path := filepath.Join(rc.dir, filepath.FromSlash(stateSocketFile))
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("state socket: %w", err)
+	}
+	if st, err := os.Lstat(path); err == nil {
+		if st.Mode().Type() != os.ModeSocket {
+			return fmt.Errorf("state socket: %s exists and is not a socket", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("state socket: %w", err)
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return fmt.Errorf("state socket: %w", err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("state socket: %w", err)
+	}
+	srv := &http.Server{Handler: controller.StateHandler(ctl), ReadHeaderTimeout: statsReadHeaderTimout}
+	g.start(ctx, "state socket", func(ctx context.Context) error { return serveUntil(ctx, srv, ln) })
+	a.log.Info("serving the state of the inspection commands", "socket", path)
+	return nil
 }

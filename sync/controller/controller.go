@@ -106,6 +106,7 @@ type Controller struct {
 	ready      atomic.Bool  // a sync succeeded
 	metricsMu  sync.Mutex
 	metricsDef *Metrics
+	state      stateRecorder
 }
 
 // Ready reports whether a sync has succeeded (the first desired state is applied).

@@ -54,6 +54,7 @@ func (l *loop) checkDrift(ctx context.Context) {
 		log.Warn("drift check failed", "err", err)
 		return
 	}
+	c.state.repair(res, c.HAProxy.Applied())
 	if held := strings.Join(res.Held, ", "); held != l.held {
 		l.held = held
 		if held != "" {

@@ -24,6 +24,7 @@ type syncReport struct {
 	updated  bool
 	delta    delta
 	outcome  haproxy.Outcome
+	desired  Desired
 	problems int
 	fileErrs int
 	status   error
@@ -38,6 +39,9 @@ func (l *loop) sync(ctx context.Context) error {
 	var rep syncReport
 	err := l.syncOnce(ctx, &rep)
 	rep.duration = time.Since(start)
+	if ctx.Err() == nil {
+		c.state.sync(rep.desired, c.HAProxy.Applied(), rep.outcome, err, rep.duration, rep.updated)
+	}
 	m := c.metrics()
 	m.SyncDuration.Observe(rep.duration.Seconds())
 	if ctx.Err() != nil {
@@ -94,6 +98,7 @@ func Translate(src source.Source, opts mapping.Options) (Desired, error) {
 func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 	c := l.c
 	d, err := Translate(c.Source, c.Options)
+	rep.desired = d
 	rep.fileErrs = len(d.FileErrors)
 	if err != nil {
 		return err
