@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,8 +32,13 @@ func main() {
 		log:    slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
 	if err := newRootCommand(a).Execute(); err != nil {
+		code := 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
 		fmt.Fprintf(os.Stderr, "haroute: %s\n", oneLine(err))
-		os.Exit(1)
+		os.Exit(code)
 	}
 }
 
@@ -46,10 +52,9 @@ func newRootCommand(a *app) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.AddCommand(newRunCommand(a), newDemoCommand(a), newRenderCommand(a), newVersionCommand(a))
+	root.AddCommand(newRunCommand(a), newDemoCommand(a), newRenderCommand(a), newStateCommand(a), newVersionCommand(a))
 	return root
 }
 

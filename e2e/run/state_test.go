@@ -3,13 +3,20 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/controller"
+	"github.com/haroute/haroute/sync/inspect"
 )
 
 // TestStateSocket: `haroute run` serves its state on <haproxy-dir>/run/haroute.sock, mode 0600:
@@ -52,4 +59,74 @@ func TestStateSocket(t *testing.T) {
 			t.Fatalf("a reload without a reason: %+v", st.Reloads)
 		}
 	}
+}
+
+// TestStateCommand: `haroute state` against a running router: the overview, one row per Route with
+// HAProxy's own server counts, a server an operator put in maintenance counted as not usable, and
+// the exit codes (1 for a rejected Route or a Route without a usable server, 2 for nothing to read).
+func TestStateCommand(t *testing.T) {
+	t.Parallel()
+	web := testbed.StartHTTPBackend(t, "127.0.2.10", "web")
+	r := startRouter(t, map[string]string{
+		"route.yaml":   routeYAML("cmd", "cmd.e2e.test", "web"),
+		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+	})
+	r.WaitAnswer("cmd.e2e.test", "/", http.StatusOK, web.Name)
+	state := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(binary, append([]string{"state", "--haproxy-dir", r.Dir}, args...)...)
+		out, err := cmd.Output()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	var rows []inspect.RouteRow
+	err := testbed.Eventually(10*time.Second, 50*time.Millisecond, func() error {
+		out, code := state("routes", "-o", "json")
+		rows = nil
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 {
+			return fmt.Errorf("exit %d, %v: %s", code, err, out)
+		}
+		if len(rows) != 1 || rows[0].Usable != 1 {
+			return fmt.Errorf("rows %+v", rows)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Name != "cmd" || rows[0].Status != inspect.StatusServing || rows[0].Servers != 1 {
+		t.Fatalf("state routes: %+v", rows)
+	}
+	if out, code := state(); code != 0 || !strings.Contains(out, "1 admitted, 0 rejected, 0 without a usable server") {
+		t.Fatalf("state: exit %d\n%s", code, out)
+	}
+
+	// An operator takes the only server out: the Route has no usable server, exit status 1.
+	admin := socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
+	if err := socket.SetServerState(context.Background(), admin, rows[0].Backend, firstServer(t, admin, rows[0].Backend), "maint"); err != nil {
+		t.Fatal(err)
+	}
+	out, code := state("routes")
+	if code != 1 || !strings.Contains(out, inspect.StatusNoServer) || !strings.Contains(out, "0/1") {
+		t.Fatalf("state routes with the server in maintenance: exit %d\n%s", code, out)
+	}
+	if _, code := state("--haproxy-dir", t.TempDir()); code != 2 {
+		t.Fatalf("state of an empty directory: exit %d, want 2", code)
+	}
+}
+
+// firstServer returns the name of the first server HAProxy has in backend.
+func firstServer(t *testing.T, admin *socket.Admin, backend string) string {
+	t.Helper()
+	states, err := socket.ShowServersState(context.Background(), admin, backend)
+	if err != nil || len(states) == 0 {
+		t.Fatalf("servers of %s: %v %v", backend, states, err)
+	}
+	return states[0].Server
 }

@@ -1,0 +1,118 @@
+package inspect
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Output formats (-o).
+const (
+	OutputTable = "table"
+	OutputWide  = "wide"
+	OutputJSON  = "json"
+	OutputYAML  = "yaml"
+)
+
+// Outputs lists the output formats, for flag help and completion.
+var Outputs = []string{OutputTable, OutputWide, OutputJSON, OutputYAML}
+
+// Print writes v as JSON or YAML (the machine formats); other formats are the caller's.
+func Print(w io.Writer, format string, v any) error {
+	switch format {
+	case OutputJSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case OutputYAML:
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("yaml: %w", err)
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	return fmt.Errorf("output %q: want one of %s", format, strings.Join(Outputs, ", "))
+}
+
+// PrintRoutes writes rows as a table (wide adds the backend and the reason's message).
+func PrintRoutes(w io.Writer, rows []RouteRow, wide, headers bool) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	cols := []string{"NAMESPACE", "NAME", "HOST", "PATH", "TLS", "SERVERS", "STATUS", "REASON"}
+	if wide {
+		cols = append(cols, "BACKEND", "MESSAGE")
+	}
+	if headers {
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	for _, r := range rows {
+		servers := "-"
+		if r.Servers >= 0 {
+			servers = strconv.Itoa(r.Usable) + "/" + strconv.Itoa(r.Servers)
+		}
+		cells := []string{r.Namespace, r.Name, r.Host, orDash(r.Path), orDash(r.TLS), servers, r.Status, orDash(r.Reason)}
+		if wide {
+			cells = append(cells, orDash(r.Backend), orDash(r.Message))
+		}
+		for i := range cells {
+			cells[i] = Cell(cells[i])
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+// PrintSummary writes the overview as aligned "key: value" lines.
+func PrintSummary(w io.Writer, s Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
+	line := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, Cell(v)) }
+	line("HAProxy", orDash(s.HAProxyVersion))
+	line("Workers", fmt.Sprintf("%s current, %s old (master reloads %d, failed %d)",
+		workersText(s.Workers), workersText(s.OldWorkers), s.MasterReloads, s.FailedReloads))
+	last := "none"
+	if s.LastReload != nil {
+		last = s.LastReload.Reason + " at " + s.LastReload.At.Format(time.RFC3339)
+	}
+	line("Reloads", fmt.Sprintf("%d since start, last: %s", s.Reloads, last))
+	line("Runtime ops", strconv.Itoa(s.RuntimeOps))
+	line("Drift", fmt.Sprintf("%d found at the last check, %d servers held by an operator", s.Drift, s.Held))
+	line("Spare backends", fmt.Sprintf("%d free (new Routes served without a reload)", s.FreeSpares))
+	line("Routes", fmt.Sprintf("%d admitted, %d rejected, %d without a usable server", s.Admitted, s.Rejected, s.NoServer))
+	line("Ready", strconv.FormatBool(s.Ready))
+	for _, n := range s.Notes {
+		line("Note", oneLineOf(n))
+	}
+	return tw.Flush()
+}
+
+// Cell returns s with every control character escaped (\n, \t, \x1b, ...), so that no value from a
+// Route can break a table or drive the terminal.
+func Cell(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !unicode.IsControl(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

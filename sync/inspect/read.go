@@ -1,0 +1,121 @@
+// Package inspect builds the read-only views of the inspection commands (`haroute state`): what
+// `haroute run` knows (its state socket, controller.State) joined with what HAProxy reports on its
+// own sockets, keyed by Route. It only reads: `show` commands on HAProxy's sockets and GET on the
+// state socket. A source that cannot be read leaves a note in the view instead of an error, so that
+// every view shows what it can.
+package inspect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/haroute/haroute/runtime/haproxy"
+	"github.com/haroute/haroute/runtime/socket"
+	"github.com/haroute/haroute/sync/controller"
+)
+
+// StateSocketFile is where `haroute run` serves its state, under the HAProxy directory.
+const StateSocketFile = "run/haroute.sock"
+
+// readTimeout bounds each read of a source.
+const readTimeout = 5 * time.Second
+
+// Sources are the sockets the views read.
+type Sources struct {
+	// State is `haroute run`'s state socket; Admin and Master are HAProxy's.
+	State, Admin, Master string
+}
+
+// SourcesFor returns the sockets as `haroute run --haproxy-dir dir` lays them out.
+func SourcesFor(dir string) Sources {
+	return Sources{
+		State:  filepath.Join(dir, filepath.FromSlash(StateSocketFile)),
+		Admin:  filepath.Join(dir, filepath.FromSlash(haproxy.AdminSocketFile)),
+		Master: filepath.Join(dir, filepath.FromSlash(haproxy.MasterSocketFile)),
+	}
+}
+
+// Snapshot is what the sources answered, read once.
+type Snapshot struct {
+	// State is haroute's state (nil when the state socket could not be read).
+	State *controller.State
+	// Servers are HAProxy's servers by backend (`show servers state`; nil when unread).
+	Servers map[string][]socket.ServerState
+	// Info is the worker's `show info` (nil when unread).
+	Info map[string]string
+	// Procs is the master's `show proc` (nil when unread).
+	Procs *socket.ProcState
+	// Notes say which source could not be read and why.
+	Notes []string
+}
+
+// Readable reports whether any source answered.
+func (s *Snapshot) Readable() bool {
+	return s.State != nil || s.Servers != nil || s.Info != nil || s.Procs != nil
+}
+
+// Read asks every source once; a source that fails leaves a note.
+func Read(ctx context.Context, src Sources) *Snapshot {
+	snap := &Snapshot{}
+	note := func(what string, err error) {
+		snap.Notes = append(snap.Notes, fmt.Sprintf("%s: %v", what, err))
+	}
+	if st, err := ReadState(ctx, src.State); err != nil {
+		note("haroute's state socket "+src.State, err)
+	} else {
+		snap.State = &st
+	}
+	opts := socket.Options{Timeout: readTimeout, RetryFor: -1}
+	admin := socket.NewAdmin(src.Admin, opts)
+	if states, err := socket.ShowServersState(ctx, admin, ""); err != nil {
+		note("HAProxy's admin socket "+src.Admin, err)
+	} else {
+		snap.Servers = map[string][]socket.ServerState{}
+		for _, s := range states {
+			snap.Servers[s.Backend] = append(snap.Servers[s.Backend], s)
+		}
+		if info, err := socket.ShowInfo(ctx, admin); err == nil {
+			snap.Info = info
+		}
+	}
+	if ps, err := socket.NewMaster(src.Master, opts).ShowProc(ctx); err != nil {
+		note("HAProxy's master socket "+src.Master, err)
+	} else {
+		snap.Procs = &ps
+	}
+	return snap
+}
+
+// ReadState asks `haroute run`'s state socket for its state (GET /state).
+func ReadState(ctx context.Context, path string) (controller.State, error) {
+	var st controller.State
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+		},
+	}}
+	defer client.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://haroute/state", nil)
+	if err != nil {
+		return st, fmt.Errorf("state request: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return st, fmt.Errorf("state: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return st, fmt.Errorf("state: %s", resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return st, fmt.Errorf("state: decode: %w", err)
+	}
+	return st, nil
+}
