@@ -30,6 +30,13 @@ type Options struct {
 	HardStopAfter        string         // ROUTER_HARD_STOP_AFTER
 	SparePoolSize        int            // HAROUTE_SPARE_BACKENDS: spare backends per kind and balance variant
 
+	// AccessLog is the syslog access log (ROUTER_SYSLOG_ADDRESS, ROUTER_LOG_MAX_LENGTH,
+	// ROUTER_LOG_FACILITY, ROUTER_LOG_LEVEL, ROUTER_SYSLOG_FORMAT, ROUTER_DONT_LOG_NULL,
+	// ROUTER_CAPTURE_HTTP_REQUEST_HEADERS, ROUTER_CAPTURE_HTTP_RESPONSE_HEADERS,
+	// ROUTER_CAPTURE_HTTP_COOKIE). The zero value, OpenShift's default, logs nothing; DefaultAccessLog
+	// gives the defaults for an address.
+	AccessLog model.AccessLog
+
 	// RouteLabels and NamespaceLabels shard Routes (ROUTE_LABELS, NAMESPACE_LABELS); nil selects all.
 	RouteLabels     labels.Selector
 	NamespaceLabels labels.Selector
@@ -177,6 +184,7 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	list("ROUTER_ALLOWED_DOMAINS", &o.AllowedDomains)
 	list("ROUTER_DENIED_DOMAINS", &o.DeniedDomains)
 	str("DEFAULT_DESTINATION_CA_PATH", &o.DefaultDestinationCAFile)
+	o.AccessLog = accessLogFromEnv(getenv, func(err error) { errs = append(errs, err) })
 
 	if err := o.Validate(); err != nil {
 		errs = append(errs, err)
@@ -202,10 +210,157 @@ func (o Options) Validate() error {
 	if o.DefaultDestinationCAFile != "" && !strings.HasPrefix(o.DefaultDestinationCAFile, "/") {
 		errs = append(errs, fmt.Errorf("default destination CA %q: want an absolute path", o.DefaultDestinationCAFile))
 	}
+	if err := o.AccessLog.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if strings.ContainsAny(o.DefaultDestinationCAFile+o.BindAddress+o.RouterName, " \t\r\n\"'\\#$") {
 		errs = append(errs, errors.New("router name, bind address and default destination CA path must not contain whitespace, quotes, '\\', '#' or '$'"))
 	}
 	return errors.Join(errs...)
+}
+
+// DefaultAccessLog returns OpenShift's access-log defaults for a syslog address: lines of at most 1024
+// bytes, facility local1, level warning (at which HAProxy sends no access lines: OpenShift's ingress
+// operator sets info), HAProxy's httplog and tcplog formats, no captures.
+func DefaultAccessLog(address string) model.AccessLog {
+	return model.AccessLog{Address: address, MaxLength: 1024, Facility: "local1", Level: "warning"}
+}
+
+// accessLogFromEnv reads the access-log variables, reporting each malformed one through fail. Without
+// ROUTER_SYSLOG_ADDRESS it returns the zero value, as OpenShift then logs nothing, but the other
+// variables are still checked.
+func accessLogFromEnv(getenv func(string) string, fail func(error)) model.AccessLog {
+	a := DefaultAccessLog(strings.TrimSpace(getenv("ROUTER_SYSLOG_ADDRESS")))
+	if v := strings.TrimSpace(getenv("ROUTER_LOG_MAX_LENGTH")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < model.MinLogLength || n > model.MaxLogLength {
+			fail(fmt.Errorf("ROUTER_LOG_MAX_LENGTH=%q: want an integer in %d-%d", v, model.MinLogLength, model.MaxLogLength))
+		} else {
+			a.MaxLength = n
+		}
+	}
+	oneOf := func(name string, dst *string, values []string) {
+		v := strings.ToLower(strings.TrimSpace(getenv(name)))
+		switch {
+		case v == "":
+		case slices.Contains(values, v):
+			*dst = v
+		default:
+			fail(fmt.Errorf("%s=%q: want one of %s", name, v, strings.Join(values, ", ")))
+		}
+	}
+	oneOf("ROUTER_LOG_FACILITY", &a.Facility, model.LogFacilities())
+	oneOf("ROUTER_LOG_LEVEL", &a.Level, model.LogLevels())
+	if v := strings.TrimSpace(getenv("ROUTER_SYSLOG_FORMAT")); v != "" {
+		f, err := ParseLogFormat(v)
+		if err != nil {
+			fail(fmt.Errorf("ROUTER_SYSLOG_FORMAT: %w", err))
+		}
+		a.HTTPFormat = f
+	}
+	if v := strings.TrimSpace(getenv("ROUTER_DONT_LOG_NULL")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			fail(fmt.Errorf("ROUTER_DONT_LOG_NULL=%q: want true or false", v))
+		}
+		a.DontLogNull = b
+	}
+	captures := func(name string, dst *string) {
+		v := strings.TrimSpace(getenv(name))
+		hs, err := model.ParseCaptureHeaders(v)
+		if err != nil {
+			fail(fmt.Errorf("%s=%q: %w", name, v, err))
+			return
+		}
+		*dst = model.FormatCaptureHeaders(hs)
+	}
+	captures("ROUTER_CAPTURE_HTTP_REQUEST_HEADERS", &a.CaptureRequestHeaders)
+	captures("ROUTER_CAPTURE_HTTP_RESPONSE_HEADERS", &a.CaptureResponseHeaders)
+	if v := strings.TrimSpace(getenv("ROUTER_CAPTURE_HTTP_COOKIE")); v != "" {
+		c, err := ParseCaptureCookie(v)
+		if err != nil {
+			fail(fmt.Errorf("ROUTER_CAPTURE_HTTP_COOKIE=%q: %w", v, err))
+		}
+		a.CaptureCookie = c
+	}
+	if a.Address == "" {
+		return model.AccessLog{}
+	}
+	if err := model.CheckSyslogAddress(a.Address); err != nil {
+		fail(fmt.Errorf("ROUTER_SYSLOG_ADDRESS: %w", err))
+		return model.AccessLog{}
+	}
+	return a
+}
+
+// ParseLogFormat returns the log format a ROUTER_SYSLOG_FORMAT value stands for. OpenShift writes the
+// value after "log-format" as it is, and its ingress operator sets it Go-quoted, so a value that
+// starts with a double quote must be exactly one double-quoted string, in which only the escapes \"
+// and \\ are accepted and '$' (HAProxy would expand an environment variable there) is refused. A value
+// in single quotes is taken literally. Any other value is the format itself, spaces included (HAProxy
+// would want them escaped). The result must pass model.CheckLogFormat.
+func ParseLogFormat(v string) (string, error) {
+	var f string
+	switch {
+	case strings.HasPrefix(v, `"`):
+		var b strings.Builder
+		closed := false
+		for i := 1; i < len(v) && !closed; i++ {
+			switch c := v[i]; c {
+			case '"':
+				if i != len(v)-1 {
+					return "", fmt.Errorf("%q: text after the closing double quote", v)
+				}
+				closed = true
+			case '\\':
+				if i+1 >= len(v) || (v[i+1] != '"' && v[i+1] != '\\') {
+					return "", fmt.Errorf("%q: only the escapes \\\" and \\\\ are supported", v)
+				}
+				i++
+				b.WriteByte(v[i])
+			case '$':
+				return "", fmt.Errorf("%q: '$' in double quotes (environment variables are not expanded)", v)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		if !closed {
+			return "", fmt.Errorf("%q: unbalanced double quote", v)
+		}
+		f = b.String()
+	case strings.HasPrefix(v, "'"):
+		inner, ok := strings.CutSuffix(v[1:], "'")
+		if !ok || strings.Contains(inner, "'") {
+			return "", fmt.Errorf("%q: want exactly one single-quoted string", v)
+		}
+		f = inner
+	default:
+		f = v
+	}
+	if err := model.CheckLogFormat(f); err != nil {
+		return "", err
+	}
+	return f, nil
+}
+
+// ParseCaptureCookie parses OpenShift's ROUTER_CAPTURE_HTTP_COOKIE, "name:maxLength": the first
+// cookie whose name starts with name is captured, or whose name is name when it ends in '='.
+func ParseCaptureCookie(v string) (model.CaptureCookie, error) {
+	name, length, ok := strings.Cut(v, ":")
+	if !ok {
+		return model.CaptureCookie{}, errors.New("want name:maxLength")
+	}
+	c := model.CaptureCookie{Name: name}
+	c.Name, c.Exact = strings.CutSuffix(name, "=")
+	n, err := strconv.Atoi(length)
+	if err != nil {
+		return model.CaptureCookie{}, fmt.Errorf("max length %q is not a number", length)
+	}
+	c.MaxLength = n
+	if err := c.Validate(); err != nil {
+		return model.CaptureCookie{}, err
+	}
+	return c, nil
 }
 
 // ParseTimeout validates an HAProxy duration as OpenShift's timeout annotations accept it: digits with

@@ -261,6 +261,7 @@ func (t *translator) settings() model.Settings {
 		BufSize:              o.BufSize,
 		HardStopAfter:        o.HardStopAfter,
 		SparePoolSize:        o.SparePoolSize,
+		AccessLog:            o.AccessLog,
 	}
 }
 

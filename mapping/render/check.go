@@ -142,6 +142,7 @@ func checkSettings(s *model.Settings) error {
 	if s.ForwardedHeaders != "" {
 		add(checkForwarded(s.ForwardedHeaders))
 	}
+	add(s.AccessLog.Validate())
 	if s.DefaultCertificate != "" && !model.ValidFileName(s.DefaultCertificate) {
 		add(fmt.Errorf("default certificate %q: invalid file name", s.DefaultCertificate))
 	}

@@ -33,7 +33,9 @@ var standardMaps = []string{
 //
 // Every string in Config that reaches the default template has been checked before execution: names
 // and values contain no whitespace, quotes, '#', '\', '$' or "%[" (see Render), so they may be written
-// unquoted. Values a custom template obtains elsewhere (env) are not checked.
+// unquoted. Settings.AccessLog.HTTPFormat is different: a log format with spaces and '%'
+// (checked by model.CheckLogFormat), which templates write with quoteLogFormat. Values a custom template
+// obtains elsewhere (env) are not checked.
 type Data struct {
 	// Config is the desired state being rendered. Templates must treat it as read-only. Frontends
 	// are in rendering order; maps, backends, servers, certificates and CA files are sorted by name.

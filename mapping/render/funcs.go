@@ -66,6 +66,7 @@ func (f *funcs) funcMap() template.FuncMap {
 		"allowlistChunks":    allowlistChunks,
 		"rewriteRegexp":      rewriteRegexp,
 		"rewriteReplacement": rewriteReplacement,
+		"quoteLogFormat":     quoteLogFormat,
 		"word":               word,
 		"fail":               fail,
 	}

@@ -35,6 +35,8 @@
 //	allowlistChunks ADDRS         ADDRS in space-separated groups of at most 40 (one ACL line each)
 //	rewriteRegexp REWRITE         the replace-path regular expression of a Rewrite
 //	rewriteReplacement REWRITE    the replace-path replacement ('%' escaped)
+//	quoteLogFormat FORMAT         FORMAT in single quotes, or an error unless model.CheckLogFormat
+//	                              accepts it (a log-format line's argument)
 //	word S                        S, or an error if S cannot stand unquoted in haproxy.cfg
 //	fail MESSAGE                  stop rendering with MESSAGE as the error
 //
