@@ -130,3 +130,61 @@ func firstServer(t *testing.T, admin *socket.Admin, backend string) string {
 	}
 	return states[0].Server
 }
+
+// TestExplainCommand: `haroute explain` against a running router: the Route a URL reaches, HAProxy's
+// own answers agreeing with the model, and a map entry deleted by hand (drift) marked as a
+// disagreement with exit status 1.
+func TestExplainCommand(t *testing.T) {
+	t.Parallel()
+	web := testbed.StartHTTPBackend(t, "127.0.2.11", "web")
+	r := startRouter(t, map[string]string{
+		"route.yaml":   routeYAML("root", "explain.e2e.test", "web"),
+		"api.yaml":     strings.Replace(routeYAML("api", "explain.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
+		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+	})
+	r.WaitAnswer("explain.e2e.test", "/api", http.StatusOK, web.Name)
+	explain := func(args ...string) (inspect.Explanation, int) {
+		t.Helper()
+		out, err := exec.Command(binary, append([]string{"explain", "--haproxy-dir", r.Dir, "-o", "json"}, args...)...).Output()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var ex inspect.Explanation
+		if err := json.Unmarshal(out, &ex); err != nil {
+			t.Fatalf("explain output: %v\n%s", err, out)
+		}
+		return ex, code
+	}
+	ex, code := explain("http://explain.e2e.test/api")
+	if code != 0 || ex.Route != "e2e/api" || ex.Verdict != inspect.VerdictServed || ex.Disagreements != 0 || len(ex.Servers) != 1 {
+		t.Fatalf("explain /api: exit %d, %+v", code, ex)
+	}
+	asked := 0
+	for _, st := range ex.Steps {
+		if st.HAProxy != "" {
+			asked++
+		}
+	}
+	if asked == 0 {
+		t.Fatalf("HAProxy was never asked: %+v", ex.Steps)
+	}
+	// Drift: the exact entry of /api disappears from HAProxy (repaired within the drift interval, 30 s).
+	admin := socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
+	mapPath := filepath.Join(r.Dir, "conf", "os_http_be.map")
+	var lastEx inspect.Explanation
+	for range 3 {
+		if err := socket.DelMap(context.Background(), admin, mapPath, "=explain.e2e.test/api"); err != nil {
+			t.Fatal(err)
+		}
+		ex, code = explain("http://explain.e2e.test/api")
+		lastEx = ex
+		if code == 1 && ex.Disagreements == 1 && ex.Route == "e2e/root" {
+			return
+		}
+	}
+	t.Fatalf("explain after the drift: exit %d, %+v", code, lastEx)
+}

@@ -116,3 +116,39 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// PrintExplanation writes an explanation as text: the steps (model and HAProxy where they were both
+// asked, "≠" where they differ), the backend's servers, the verdict and the hint.
+func PrintExplanation(w io.Writer, ex Explanation) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	for i, st := range ex.Steps {
+		fmt.Fprintf(tw, "%d. %s\t%s\n", i+1, Cell(st.Stage), Cell(st.Detail))
+		switch {
+		case st.HAProxy == "" && st.Model != "":
+			fmt.Fprintf(tw, "\tmodel: %s\n", Cell(st.Model))
+		case st.HAProxy != "":
+			mark := "="
+			if st.Disagree {
+				mark = "≠ DISAGREE"
+			}
+			fmt.Fprintf(tw, "\tmodel: %s  %s  HAProxy: %s\n", Cell(st.Model), mark, Cell(st.HAProxy))
+		}
+	}
+	if ex.Backend != "" {
+		fmt.Fprintf(tw, "Route:\t%s (backend %s)\n", Cell(orDash(ex.Route)), Cell(ex.Backend))
+	}
+	for _, sv := range ex.Servers {
+		fmt.Fprintf(tw, "  server\t%s %s %s\n", Cell(sv.Name), Cell(sv.Addr), sv.State)
+	}
+	for _, c := range ex.Competing {
+		fmt.Fprintf(tw, "Also on this host:\t%s\n", Cell(c))
+	}
+	for _, r := range ex.Rejected {
+		fmt.Fprintf(tw, "Rejected for this host:\t%s\n", Cell(r))
+	}
+	fmt.Fprintf(tw, "Verdict:\t%s\n", ex.Verdict)
+	if ex.Hint != "" {
+		fmt.Fprintf(tw, "Hint:\t%s\n", Cell(ex.Hint))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/runtime/socket"
+	"github.com/haroute/haroute/sync/controller"
+	"github.com/haroute/haroute/sync/inspect"
+	"github.com/haroute/haroute/sync/source"
+)
+
+func newExplainCommand(a *app) *cobra.Command {
+	var f inspectFlags
+	var sni, header, manifests string
+	cmd := &cobra.Command{
+		Use:   "explain URL",
+		Short: "Explain which Route, backend and servers a request reaches, and why",
+		Long: "explain replays the frontends' decisions for URL (http:// or https://) from the state haroute\n" +
+			"applied, and asks HAProxy the same questions (get map on the exact keys), marking where the two\n" +
+			"disagree: SNI and certificate, the map lookups, the redirect, the Route and its backend, the\n" +
+			"servers and their health, the other Routes on the host and the rejected ones, then a verdict\n" +
+			"and a hint. With --manifests it works offline from a folder of manifests, without HAProxy.\n" +
+			"Exit status: 0 the request is served (or redirected), 1 it is not (503) or the model and\n" +
+			"HAProxy disagree, 2 nothing could be read.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, err := f.sources()
+			if err != nil {
+				return err
+			}
+			req := inspect.Request{URL: args[0], SNI: sni}
+			if header != "" {
+				name, value, ok := strings.Cut(header, ":")
+				if !ok || !strings.EqualFold(strings.TrimSpace(name), "host") {
+					return fmt.Errorf("-H %q: only a Host header is used: want 'Host: name'", header)
+				}
+				req.Host = strings.TrimSpace(value)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.explain(ctx, src, f, req, manifests)
+		},
+	}
+	f.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&sni, "sni", "", "TLS server name for https (default: the host)")
+	fl.StringVarP(&header, "header", "H", "", "the Host header, as 'Host: name' (default: the URL's host)")
+	fl.StringVar(&manifests, flagManifests, "", "explain offline from this folder of manifests (translated as run does), without HAProxy")
+	return cmd
+}
+
+func (a *app) explain(ctx context.Context, src inspect.Sources, f inspectFlags, req inspect.Request, manifests string) error {
+	var snap *inspect.Snapshot
+	var admin socket.Runner
+	dir, err := filepath.Abs(f.haproxyDir)
+	if err != nil {
+		return err
+	}
+	if manifests != "" {
+		if snap, err = a.offlineSnapshot(manifests); err != nil {
+			return &exitError{code: exitUnreadable, err: err}
+		}
+	} else {
+		snap = inspect.Read(ctx, src)
+		if !snap.Readable() {
+			return &exitError{code: exitUnreadable, err: fmt.Errorf("nothing could be read: %s", strings.Join(snap.Notes, "; "))}
+		}
+		admin = socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1})
+	}
+	ex := snap.Explain(ctx, admin, dir, req)
+	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {
+		err = inspect.PrintExplanation(a.stdout, ex)
+	} else {
+		err = inspect.Print(a.stdout, f.output, ex)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case ex.Disagreements > 0:
+		return &exitError{code: exitFound, err: fmt.Errorf("the model and HAProxy disagree on %d steps", ex.Disagreements)}
+	case ex.Verdict != inspect.VerdictServed && ex.Verdict != inspect.VerdictRedirect && ex.Verdict != inspect.VerdictPassthrough:
+		return &exitError{code: exitFound, err: fmt.Errorf("not served: %s", ex.Verdict)}
+	}
+	return nil
+}
+
+// offlineSnapshot is the state `haroute run` would start from for a folder of manifests, with no
+// HAProxy to ask.
+func (a *app) offlineSnapshot(dir string) (*inspect.Snapshot, error) {
+	s, err := a.settings(renderFlags{}, func(string) bool { return false })
+	if err != nil {
+		return nil, err
+	}
+	in, err := source.LoadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg, problems := mapping.Translate(in, s.opts)
+	return &inspect.Snapshot{State: &controller.State{Ready: true, Applied: cfg, Problems: problems},
+		Notes: []string{"offline: from " + dir + ", HAProxy not asked"}}, nil
+}
