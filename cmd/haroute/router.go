@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -10,7 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
+	"github.com/haroute/haroute/runtime/inspect"
+	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/runtime/supervise"
 	"github.com/haroute/haroute/sync/controller"
 	"github.com/haroute/haroute/sync/source"
@@ -165,7 +170,7 @@ func (a *app) startParts(ctx context.Context, g *group, ctl *controller.Controll
 		ctl.Status = statusQueue
 	}
 	if statsLn != nil {
-		srv := &http.Server{Handler: controller.Handler(ctl), ReadHeaderTimeout: statsReadHeaderTimout}
+		srv := &http.Server{Handler: a.statsHandler(ctl, rc), ReadHeaderTimeout: statsReadHeaderTimout}
 		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, statsLn) })
 		a.log.Info("serving /healthz, /healthz/ready and /metrics", "addr", statsLn.Addr().String())
 	}
@@ -217,4 +222,37 @@ func (a *app) serveState(ctx context.Context, g *group, ctl *controller.Controll
 	g.start(ctx, "state socket", func(ctx context.Context) error { return serveUntil(ctx, srv, ln) })
 	a.log.Info("serving the state of the inspection commands", "socket", path)
 	return nil
+}
+
+// statsHandler is what the stats port serves: the controller's /healthz, /healthz/ready and /metrics,
+// and, when STATS_USERNAME and STATS_PASSWORD are set, the read-only Data Plane API view of the live
+// HAProxy under /v3/ behind basic authentication (it shows every backend's servers and every map).
+func (a *app) statsHandler(ctl *controller.Controller, rc runConfig) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", controller.Handler(ctl))
+	if rc.statsUser == "" {
+		a.log.Info("the Data Plane API view is not served on the stats port: set STATS_USERNAME and STATS_PASSWORD to serve it")
+		return mux
+	}
+	paths, err := render.PathsFor(&model.Config{}, rc.dir)
+	if err != nil {
+		a.log.Warn("the Data Plane API view is not served", "err", err)
+		return mux
+	}
+	admin := socket.NewAdmin(rc.adminSocket, socket.Options{})
+	mux.Handle("/v3/", basicAuth(rc.statsUser, rc.statsPassword, inspect.DataPlaneHandler(admin, paths, nil)))
+	return mux
+}
+
+// basicAuth serves next only to requests with these credentials (compared in constant time).
+func basicAuth(user, password string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(user)) != 1 || subtle.ConstantTimeCompare([]byte(p), []byte(password)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="haroute"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -88,6 +88,9 @@ type runConfig struct {
 	driftInterval  time.Duration
 	// canonicalHostname goes into Route status (ROUTER_CANONICAL_HOSTNAME).
 	canonicalHostname string
+	// statsUser and statsPassword (STATS_USERNAME, STATS_PASSWORD) guard the Data Plane API view on
+	// the stats port; without them it is not served.
+	statsUser, statsPassword string
 	// onReady, when set, is called once after the first sync was applied and HAProxy serves.
 	onReady func()
 }
@@ -152,6 +155,8 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 		reloadInterval:    f.reloadInterval,
 		statsAddress:      s.opts.BindAddress,
 		canonicalHostname: strings.TrimSpace(a.getenv("ROUTER_CANONICAL_HOSTNAME")),
+		statsUser:         a.getenv("STATS_USERNAME"),
+		statsPassword:     a.getenv("STATS_PASSWORD"),
 	}
 	var errs []error
 	if !changed(flagKubeconfig) {
@@ -181,6 +186,9 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 				errs = append(errs, fmt.Errorf("RELOAD_INTERVAL=%q: %w", v, err))
 			}
 		}
+	}
+	if (rc.statsUser == "") != (rc.statsPassword == "") {
+		errs = append(errs, errors.New("STATS_USERNAME and STATS_PASSWORD: set both (the Data Plane API view on the stats port needs them) or neither"))
 	}
 	if rc.reloadInterval < 0 {
 		errs = append(errs, fmt.Errorf("--%s=%v: want 0 or more", flagReloadInterval, rc.reloadInterval))

@@ -29,6 +29,7 @@ func TestRunRefusesBadSettings(t *testing.T) {
 		{"bad STATS_PORT", map[string]string{"STATS_PORT": "x"}, []string{"--manifests", dir}, "STATS_PORT"},
 		{"bad RELOAD_INTERVAL", map[string]string{"RELOAD_INTERVAL": "soon"}, []string{"--manifests", dir}, "RELOAD_INTERVAL"},
 		{"bad port", nil, []string{"--manifests", dir, "--http-port", "0"}, "--http-port"},
+		{"stats user without password", map[string]string{"STATS_USERNAME": "admin"}, []string{"--manifests", dir}, "STATS_PASSWORD"},
 		{"no cluster", nil, []string{"--kubeconfig", filepath.Join(dir, "missing"), "--haproxy-dir", dir}, "cluster configuration"},
 	}
 	for _, c := range cases {

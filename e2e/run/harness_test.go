@@ -50,9 +50,9 @@ type folderRouter struct {
 }
 
 // startRouter writes files (name → content) into a new manifest folder, runs haroute on it and waits
-// until it reports ready. The cleanup fails the test when haroute exited before it, or when the
+// until it reports ready; env are extra environment variables (NAME=value). The cleanup fails the test when haroute exited before it, or when the
 // HAProxy master it started still runs after haroute stopped.
-func startRouter(t *testing.T, files map[string]string) *folderRouter {
+func startRouter(t *testing.T, files map[string]string, env ...string) *folderRouter {
 	t.Helper()
 	dir := testbed.TempDir(t)
 	manifests := filepath.Join(dir, "m")
@@ -84,7 +84,7 @@ func startRouter(t *testing.T, files map[string]string) *folderRouter {
 	for name, data := range files {
 		r.write(name, data)
 	}
-	r.Start([]string{testbed.ManagedHAProxyFlag(), "--allow-loopback-endpoints"})
+	r.Start([]string{testbed.ManagedHAProxyFlag(), "--allow-loopback-endpoints"}, env...)
 	r.MustStopWith(r.ShowProc().Master.PID)
 	return r
 }

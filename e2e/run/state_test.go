@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -187,4 +188,50 @@ func TestExplainCommand(t *testing.T) {
 		}
 	}
 	t.Fatalf("explain after the drift: exit %d, %+v", code, lastEx)
+}
+
+// TestDataPlaneView: with STATS_USERNAME and STATS_PASSWORD, the stats port serves the read-only Data
+// Plane API view behind basic authentication, and refuses writes.
+func TestDataPlaneView(t *testing.T) {
+	t.Parallel()
+	web := testbed.StartHTTPBackend(t, "127.0.2.12", "web")
+	r := startRouter(t, map[string]string{
+		"route.yaml":   routeYAML("dp", "dp.e2e.test", "web"),
+		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+	}, "STATS_USERNAME=admin", "STATS_PASSWORD=s3cret")
+	r.WaitAnswer("dp.e2e.test", "/", http.StatusOK, web.Name)
+	base := fmt.Sprintf("http://127.0.0.1:%d/v3/services/haproxy/runtime", r.StatsPort)
+	do := func(method, path, user, password string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user != "" {
+			req.SetBasicAuth(user, password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = io.Copy(&b, resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	if code, _ := do(http.MethodGet, "/info", "", ""); code != http.StatusUnauthorized {
+		t.Fatalf("GET /info without credentials: %d", code)
+	}
+	if code, _ := do(http.MethodGet, "/info", "admin", "wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("GET /info with a wrong password: %d", code)
+	}
+	if code, body := do(http.MethodGet, "/info", "admin", "s3cret"); code != http.StatusOK || !strings.Contains(body, "version") {
+		t.Fatalf("GET /info: %d %s", code, body)
+	}
+	if code, body := do(http.MethodGet, "/backends/be_http:e2e:dp/servers", "admin", "s3cret"); code != http.StatusOK || !strings.Contains(body, web.IP) {
+		t.Fatalf("GET servers: %d %s", code, body)
+	}
+	if code, _ := do(http.MethodDelete, "/backends/be_http:e2e:dp/servers/x", "admin", "s3cret"); code != http.StatusMethodNotAllowed {
+		t.Fatalf("DELETE: %d, want 405", code)
+	}
 }
