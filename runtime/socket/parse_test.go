@@ -282,7 +282,7 @@ func TestShowHelpersClassify(t *testing.T) {
 		{"map unknown", "Unknown map identifier. Please use #<id> or <file>.\n", func(r Runner) error { _, err := ShowMap(ctx, r, "/x"); return err }, ErrNotFound},
 		{"crt-list unknown", "didn't find the specified filename\n", func(r Runner) error { _, err := ShowCrtList(ctx, r, "/x"); return err }, ErrNotFound},
 		{"cert unknown", "Can't display the certificate: Not found or the certificate is a bundle!\n", func(r Runner) error { _, _, err := ShowCert(ctx, r, "/x"); return err }, ErrNotFound},
-		{"certs help", help, func(r Runner) error { _, err := ShowCerts(ctx, r); return err }, ErrUnexpectedReply},
+		{"certs help", help, func(r Runner) error { _, err := ShowCertPaths(ctx, r); return err }, ErrUnexpectedReply},
 		{"info help", help, func(r Runner) error { _, err := ShowInfo(ctx, r); return err }, ErrUnexpectedReply},
 	}
 	for _, c := range cases {
@@ -296,7 +296,7 @@ func TestShowHelpersClassify(t *testing.T) {
 		t.Errorf("ShowCert = %q, %q, %v", fp, subj, err)
 	}
 	r = &scripted{replies: []string{fixture(t, "certs_transaction.txt")}}
-	if got, err := ShowCerts(ctx, r); err != nil || len(got) != 3 {
-		t.Errorf("ShowCerts = %q, %v", got, err)
+	if got, err := ShowCertPaths(ctx, r); err != nil || len(got) != 3 {
+		t.Errorf("ShowCertPaths = %q, %v", got, err)
 	}
 }

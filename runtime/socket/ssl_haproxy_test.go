@@ -85,7 +85,7 @@ func TestCertificatesOnHAProxy(t *testing.T) {
 	if _, _, err := socket.ShowCert(ctx, r, b.path("nope.pem")); !errors.Is(err, socket.ErrNotFound) {
 		t.Errorf("show ssl cert nope: %v, want ErrNotFound", err)
 	}
-	certs, err := socket.ShowCerts(ctx, r)
+	certs, err := socket.ShowCertPaths(ctx, r)
 	if want := []string{b.path("b.pem"), cPath, b.path("ns:a.pem"), b.path("default.pem")}; err != nil || !sameSet(certs, want) {
 		t.Errorf("show ssl cert = %q, %v; want %q", certs, err, want)
 	}
