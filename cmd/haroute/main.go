@@ -54,7 +54,7 @@ func newRootCommand(a *app) *cobra.Command {
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.AddCommand(newRunCommand(a), newDemoCommand(a), newRenderCommand(a), newStateCommand(a), newExplainCommand(a), newVersionCommand(a))
+	root.AddCommand(newRunCommand(a), newDemoCommand(a), newRenderCommand(a), newStateCommand(a), newExplainCommand(a), newDoctorCommand(a), newVersionCommand(a))
 	return root
 }
 

@@ -235,3 +235,65 @@ func TestDataPlaneView(t *testing.T) {
 		t.Fatalf("DELETE: %d, want 405", code)
 	}
 }
+
+// TestDoctorCommand: `haroute doctor` against a running router with seeded faults: a Route whose
+// targetPort matches no endpoint port, a server an operator put in maintenance, a map entry HAProxy
+// lost (the /api Route shadowed by the / one), a rejected Route.
+func TestDoctorCommand(t *testing.T) {
+	t.Parallel()
+	web := testbed.StartHTTPBackend(t, "127.0.2.13", "web")
+	other := testbed.StartHTTPBackend(t, "127.0.2.14", "other")
+	r := startRouter(t, map[string]string{
+		"root.yaml":    routeYAML("root", "doctor.e2e.test", "web"),
+		"api.yaml":     strings.Replace(routeYAML("api", "doctor.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
+		"port.yaml":    strings.Replace(routeYAML("port", "port.e2e.test", "web"), "targetPort: http", "targetPort: nope", 1),
+		"maint.yaml":   routeYAML("maint", "maint.e2e.test", "other"),
+		"bad.yaml":     routeYAML("bad", "bad_host.e2e.test", "web"),
+		"service.yaml": serviceYAML("web", []*testbed.Backend{web}) + "---\n" + serviceYAML("other", []*testbed.Backend{other}),
+	})
+	r.WaitAnswer("doctor.e2e.test", "/api", http.StatusOK, web.Name)
+	r.WaitAnswer("maint.e2e.test", "/", http.StatusOK, other.Name)
+	doctor := func() ([]inspect.Finding, int) {
+		t.Helper()
+		out, err := exec.Command(binary, "doctor", "--haproxy-dir", r.Dir, "-o", "json").Output()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var fs []inspect.Finding
+		if err := json.Unmarshal(out, &fs); err != nil {
+			t.Fatalf("doctor output: %v\n%s", err, out)
+		}
+		return fs, code
+	}
+	has := func(fs []inspect.Finding, code, object string) bool {
+		for _, f := range fs {
+			if f.Code == code && f.Object == object {
+				return true
+			}
+		}
+		return false
+	}
+	fs, code := doctor()
+	if code != 1 || !has(fs, "NO_SERVER", "route e2e/port") || !has(fs, "ROUTE_REJECTED", "route e2e/bad") || has(fs, "ROUTE_NOT_REACHED", "route e2e/api") {
+		t.Fatalf("doctor before the faults: exit %d, %+v", code, fs)
+	}
+	admin := socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
+	if err := socket.SetServerState(context.Background(), admin, "be_http:e2e:maint", firstServer(t, admin, "be_http:e2e:maint"), "maint"); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := socket.DelMap(context.Background(), admin, filepath.Join(r.Dir, "conf", "os_http_be.map"), "=doctor.e2e.test/api"); err != nil {
+			t.Fatal(err)
+		}
+		if fs, code = doctor(); has(fs, "ROUTE_NOT_REACHED", "route e2e/api") {
+			break
+		}
+	}
+	if code != 1 || !has(fs, "NO_USABLE_SERVER", "route e2e/maint") || !has(fs, "ROUTE_NOT_REACHED", "route e2e/api") || !has(fs, "MODEL_HAPROXY_DISAGREE", "route e2e/api") {
+		t.Fatalf("doctor after the faults: exit %d, %+v", code, fs)
+	}
+}

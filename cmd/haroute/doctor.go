@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/haroute/haroute/runtime/socket"
+	"github.com/haroute/haroute/sync/inspect"
+)
+
+func newDoctorCommand(a *app) *cobra.Command {
+	var f inspectFlags
+	var manifests string
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the router and list coded findings with hints",
+		Long: "doctor checks what haroute run and HAProxy report and prints one line per finding,\n" +
+			"LEVEL [CODE] (object) message, with a hint: HAProxy reachable, failed reloads, old workers piling\n" +
+			"up, drift, operator holds, rejected Routes and why, Routes without a (usable) server, and every\n" +
+			"admitted Route walked through HAProxy's own matcher (a Route another one shadows, a map entry\n" +
+			"HAProxy lost). With --manifests alone it checks a folder of manifests offline: a lint for CI.\n" +
+			"Exit status: 0 no error or warning, 1 some, 2 nothing could be read.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			src, err := f.sources()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.doctor(ctx, src, f, manifests)
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().StringVar(&manifests, flagManifests, "", "check this folder of manifests offline (translated as run does), without HAProxy")
+	return cmd
+}
+
+func (a *app) doctor(ctx context.Context, src inspect.Sources, f inspectFlags, manifests string) error {
+	dir, err := filepath.Abs(f.haproxyDir)
+	if err != nil {
+		return err
+	}
+	var snap *inspect.Snapshot
+	var admin socket.Runner
+	if manifests != "" {
+		if snap, err = a.offlineSnapshot(manifests); err != nil {
+			return &exitError{code: exitUnreadable, err: err}
+		}
+	} else {
+		snap = inspect.Read(ctx, src)
+		if !snap.Readable() {
+			return &exitError{code: exitUnreadable, err: fmt.Errorf("nothing could be read: %s", strings.Join(snap.Notes, "; "))}
+		}
+		admin = socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1})
+	}
+	findings := snap.Doctor(ctx, admin, dir)
+	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {
+		if len(findings) == 0 {
+			fmt.Fprintln(a.stdout, "no findings")
+		}
+		for _, fd := range findings {
+			fmt.Fprintln(a.stdout, inspect.Cell(fd.Level+" ["+fd.Code+"] ("+fd.Object+") "+fd.Message))
+			if fd.Hint != "" {
+				fmt.Fprintln(a.stdout, "    hint: "+inspect.Cell(fd.Hint))
+			}
+		}
+	} else if err := inspect.Print(a.stdout, f.output, findings); err != nil {
+		return err
+	}
+	serious := 0
+	for _, fd := range findings {
+		if fd.Level != inspect.LevelInfo {
+			serious++
+		}
+	}
+	if serious > 0 {
+		return &exitError{code: exitFound, err: fmt.Errorf("%d errors and warnings", serious)}
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/runtime/socket"
+)
+
+// Finding levels, most serious first.
+const (
+	LevelError = "ERROR"
+	LevelWarn  = "WARN"
+	LevelInfo  = "INFO"
+)
+
+// maxOldWorkers is the number of old workers (still serving long connections) above which doctor
+// warns that they pile up.
+const maxOldWorkers = 2
+
+// Finding is one coded result of Doctor.
+type Finding struct {
+	Level string `json:"level"`
+	// Code is stable, for scripts: HAPROXY_UNREACHABLE, STATE_UNAVAILABLE, RELOAD_FAILED,
+	// OLD_WORKERS, DRIFT, OPERATOR_HOLD, ROUTE_REJECTED, ROUTE_WARNING, NO_SERVER, NO_USABLE_SERVER,
+	// ROUTE_NOT_REACHED, MODEL_HAPROXY_DISAGREE, NO_SPARE.
+	Code string `json:"code"`
+	// Object names what the finding is about ("route ns/name", "haproxy", ...).
+	Object  string `json:"object"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+func (f Finding) String() string {
+	s := fmt.Sprintf("%s [%s] (%s) %s", f.Level, f.Code, f.Object, f.Message)
+	if f.Hint != "" {
+		s += "\n    hint: " + f.Hint
+	}
+	return s
+}
+
+// Doctor checks the snapshot and returns its findings, the most serious first. With admin (a live
+// HAProxy) every admitted Route is also walked through HAProxy's own matcher (`get map` on the keys
+// a request for its host and path produces), so that a Route another one shadows, or a map entry
+// HAProxy lost, shows; dir is the HAProxy directory (the maps' paths). Without admin (offline,
+// --manifests) the walk uses the model alone: a lint of the manifests.
+func (s *Snapshot) Doctor(ctx context.Context, admin socket.Runner, dir string) []Finding {
+	var out []Finding
+	add := func(level, code, object, message, hint string) {
+		out = append(out, Finding{Level: level, Code: code, Object: object, Message: message, Hint: hint})
+	}
+	offline := admin == nil
+	if !offline {
+		s.haproxyFindings(add)
+	}
+	if s.State == nil {
+		add(LevelError, "STATE_UNAVAILABLE", "haroute", "haroute's state socket cannot be read: no Route can be checked",
+			"is haroute run serving on this HAProxy directory? "+strings.Join(s.Notes, "; "))
+		return sortFindings(out)
+	}
+	st := s.State
+	for _, d := range st.Drift {
+		add(LevelWarn, "DRIFT", "haproxy", "the last drift check found: "+d, "haroute repairs it through runtime ops or a reload; a repeat means someone changes HAProxy by hand")
+	}
+	for _, h := range st.Held {
+		add(LevelInfo, "OPERATOR_HOLD", "server "+h, "an operator keeps this server out of traffic", "it stays until the server goes or the next reload")
+	}
+	for _, p := range st.Problems {
+		obj := "route " + p.Namespace + "/" + p.Name
+		if p.Warning {
+			add(LevelInfo, "ROUTE_WARNING", obj, p.Reason+": "+p.Message, "")
+			continue
+		}
+		add(LevelWarn, "ROUTE_REJECTED", obj, p.Reason+": "+p.Message, "the Route is not served; its status.ingress says the same")
+	}
+	if !offline {
+		for _, r := range s.Routes("") {
+			obj := "route " + r.Namespace + "/" + r.Name
+			switch {
+			case r.Status == StatusRejected || r.Servers < 0:
+			case r.Servers == 0:
+				add(LevelError, "NO_SERVER", obj, "the backend has no server: requests get 503",
+					"the Service has no ready endpoint whose port matches the Route's targetPort (check its EndpointSlices and spec.port)")
+			case r.Usable == 0:
+				add(LevelError, "NO_USABLE_SERVER", obj, fmt.Sprintf("none of the backend's %d servers takes traffic (down, in maintenance or drain): requests get 503", r.Servers),
+					"haroute state routes -o wide and the servers' health checks tell which")
+			}
+		}
+	}
+	if st.Applied != nil {
+		s.reachFindings(ctx, admin, dir, add)
+		free := 0
+		for _, b := range st.Applied.Backends {
+			if b.Spare && b.Route == "" && !b.Retired {
+				free++
+			}
+		}
+		if free == 0 && !offline {
+			add(LevelInfo, "NO_SPARE", "haroute", "no free spare backend: the next new Route is served after a reload", "the pool refills at the next reload")
+		}
+	}
+	return sortFindings(out)
+}
+
+// haproxyFindings checks what HAProxy's own sockets tell.
+func (s *Snapshot) haproxyFindings(add func(level, code, object, message, hint string)) {
+	if s.Servers == nil || s.Procs == nil {
+		add(LevelError, "HAPROXY_UNREACHABLE", "haproxy", "HAProxy's admin or master socket does not answer", strings.Join(s.Notes, "; "))
+	}
+	sum := s.Summary()
+	if sum.FailedReloads > 0 {
+		add(LevelError, "RELOAD_FAILED", "haproxy", fmt.Sprintf("the master counts %d failed reloads since the last good one: the old configuration still serves", sum.FailedReloads),
+			"haroute's log has HAProxy's reason (reload failed ...); the files on disk are the last good ones")
+	}
+	if sum.OldWorkers > maxOldWorkers {
+		add(LevelWarn, "OLD_WORKERS", "haproxy", fmt.Sprintf("%d old workers still serve connections of earlier configurations", sum.OldWorkers),
+			"long-lived connections keep them; hard-stop-after bounds how long, and fewer reloads make fewer of them")
+	}
+}
+
+// reachFindings walks every admitted Route through the matcher: a request for its host and path must
+// reach its own backend.
+func (s *Snapshot) reachFindings(ctx context.Context, admin socket.Runner, dir string, add func(level, code, object, message, hint string)) {
+	for _, r := range s.State.Applied.Routes {
+		obj := "route " + r.Namespace + "/" + r.Name
+		req := Request{URL: routeURL(r)}
+		ex := s.Explain(ctx, admin, dir, req)
+		if ex.Disagreements > 0 {
+			add(LevelError, "MODEL_HAPROXY_DISAGREE", obj, fmt.Sprintf("HAProxy's maps answer %s differently from the applied state on %d steps", req.URL, ex.Disagreements),
+				"haroute explain "+req.URL+" shows the steps; the next drift check repairs the maps")
+		}
+		if ex.Backend != r.Backend {
+			add(LevelError, "ROUTE_NOT_REACHED", obj, fmt.Sprintf("a request for %s reaches %s, not the Route's backend %s", req.URL, orNone(ex.Backend), r.Backend),
+				"haroute explain "+req.URL+" shows which entry wins")
+		}
+	}
+}
+
+// routeURL is a request the Route must serve: its host (a wildcard's first label made concrete) and
+// path, over https when it terminates or passes TLS through.
+func routeURL(r model.RouteInfo) string {
+	scheme := "http"
+	if r.Termination != "" {
+		scheme = "https"
+	}
+	host := r.Host
+	if strings.HasPrefix(host, "*.") {
+		host = "doctor-check" + host[1:]
+	}
+	path := r.Path
+	if path == "" {
+		path = "/"
+	}
+	return scheme + "://" + host + path
+}
+
+func sortFindings(fs []Finding) []Finding {
+	rank := map[string]int{LevelError: 0, LevelWarn: 1, LevelInfo: 2}
+	slices.SortStableFunc(fs, func(a, b Finding) int { return rank[a.Level] - rank[b.Level] })
+	return fs
+}
