@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/inspect"
 )
 
@@ -44,22 +41,9 @@ func newDoctorCommand(a *app) *cobra.Command {
 }
 
 func (a *app) doctor(ctx context.Context, src inspect.Sources, f inspectFlags, manifests string) error {
-	dir, err := filepath.Abs(f.haproxyDir)
+	snap, admin, dir, err := a.inspectSnapshot(ctx, src, f, manifests)
 	if err != nil {
 		return err
-	}
-	var snap *inspect.Snapshot
-	var admin socket.Runner
-	if manifests != "" {
-		if snap, err = a.offlineSnapshot(manifests); err != nil {
-			return &exitError{code: exitUnreadable, err: err}
-		}
-	} else {
-		snap = inspect.Read(ctx, src)
-		if !snap.Readable() {
-			return &exitError{code: exitUnreadable, err: fmt.Errorf("nothing could be read: %s", strings.Join(snap.Notes, "; "))}
-		}
-		admin = socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1})
 	}
 	findings := snap.Doctor(ctx, admin, dir)
 	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {

@@ -59,22 +59,9 @@ func newExplainCommand(a *app) *cobra.Command {
 }
 
 func (a *app) explain(ctx context.Context, src inspect.Sources, f inspectFlags, req inspect.Request, manifests string) error {
-	var snap *inspect.Snapshot
-	var admin socket.Runner
-	dir, err := filepath.Abs(f.haproxyDir)
+	snap, admin, dir, err := a.inspectSnapshot(ctx, src, f, manifests)
 	if err != nil {
 		return err
-	}
-	if manifests != "" {
-		if snap, err = a.offlineSnapshot(manifests); err != nil {
-			return &exitError{code: exitUnreadable, err: err}
-		}
-	} else {
-		snap = inspect.Read(ctx, src)
-		if !snap.Readable() {
-			return &exitError{code: exitUnreadable, err: fmt.Errorf("nothing could be read: %s", strings.Join(snap.Notes, "; "))}
-		}
-		admin = socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1})
 	}
 	ex := snap.Explain(ctx, admin, dir, req)
 	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {
@@ -92,6 +79,28 @@ func (a *app) explain(ctx context.Context, src inspect.Sources, f inspectFlags, 
 		return &exitError{code: exitFound, err: fmt.Errorf("not served: %s", ex.Verdict)}
 	}
 	return nil
+}
+
+// inspectSnapshot reads what explain and doctor look at: the live sources (and the admin socket to
+// ask HAProxy), or, with manifests, the state run would start from, offline (admin nil). It also
+// returns the absolute HAProxy directory.
+func (a *app) inspectSnapshot(ctx context.Context, src inspect.Sources, f inspectFlags, manifests string) (*inspect.Snapshot, socket.Runner, string, error) {
+	dir, err := filepath.Abs(f.haproxyDir)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err)
+	}
+	if manifests != "" {
+		snap, err := a.offlineSnapshot(manifests)
+		if err != nil {
+			return nil, nil, "", &exitError{code: exitUnreadable, err: err}
+		}
+		return snap, nil, dir, nil
+	}
+	snap := inspect.Read(ctx, src)
+	if !snap.Readable() {
+		return nil, nil, "", &exitError{code: exitUnreadable, err: fmt.Errorf("nothing could be read: %s", strings.Join(snap.Notes, "; "))}
+	}
+	return snap, socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1}), dir, nil
 }
 
 // offlineSnapshot is the state `haroute run` would start from for a folder of manifests, with no

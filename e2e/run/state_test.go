@@ -75,15 +75,7 @@ func TestStateCommand(t *testing.T) {
 	r.WaitAnswer("cmd.e2e.test", "/", http.StatusOK, web.Name)
 	state := func(args ...string) (string, int) {
 		t.Helper()
-		cmd := exec.Command(binary, append([]string{"state", "--haproxy-dir", r.Dir}, args...)...)
-		out, err := cmd.Output()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		out, code := inspectCmd(t, r, "state", args...)
 		return string(out), code
 	}
 	var rows []inspect.RouteRow
@@ -146,14 +138,7 @@ func TestExplainCommand(t *testing.T) {
 	r.WaitAnswer("explain.e2e.test", "/api", http.StatusOK, web.Name)
 	explain := func(args ...string) (inspect.Explanation, int) {
 		t.Helper()
-		out, err := exec.Command(binary, append([]string{"explain", "--haproxy-dir", r.Dir, "-o", "json"}, args...)...).Output()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		out, code := inspectCmd(t, r, "explain", append([]string{"-o", "json"}, args...)...)
 		var ex inspect.Explanation
 		if err := json.Unmarshal(out, &ex); err != nil {
 			t.Fatalf("explain output: %v\n%s", err, out)
@@ -255,14 +240,7 @@ func TestDoctorCommand(t *testing.T) {
 	r.WaitAnswer("maint.e2e.test", "/", http.StatusOK, other.Name)
 	doctor := func() ([]inspect.Finding, int) {
 		t.Helper()
-		out, err := exec.Command(binary, "doctor", "--haproxy-dir", r.Dir, "-o", "json").Output()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		out, code := inspectCmd(t, r, "doctor", "-o", "json")
 		var fs []inspect.Finding
 		if err := json.Unmarshal(out, &fs); err != nil {
 			t.Fatalf("doctor output: %v\n%s", err, out)
@@ -296,4 +274,19 @@ func TestDoctorCommand(t *testing.T) {
 	if code != 1 || !has(fs, "NO_USABLE_SERVER", "route e2e/maint") || !has(fs, "ROUTE_NOT_REACHED", "route e2e/api") || !has(fs, "MODEL_HAPROXY_DISAGREE", "route e2e/api") {
 		t.Fatalf("doctor after the faults: exit %d, %+v", code, fs)
 	}
+}
+
+// inspectCmd runs `haroute <command> --haproxy-dir <r's> args...` and returns its standard output and
+// exit status.
+func inspectCmd(t *testing.T, r *folderRouter, command string, args ...string) ([]byte, int) {
+	t.Helper()
+	out, err := exec.Command(binary, append([]string{command, "--haproxy-dir", r.Dir}, args...)...).Output()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return out, ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return out, 0
 }
