@@ -173,13 +173,9 @@ func TestChangesDuringBackoffAreNotLost(t *testing.T) {
 // it (here the plan's: Initial, then ReloadMode for a change in reload mode); an identical state
 // changes nothing.
 func TestReloadLabelsFromThePlan(t *testing.T) {
-	src := newFakeSource(webInput("10.0.0.1"))
-	src.synced.Store(true)
 	up := newFakeHAProxy()
 	up.reloadEveryChange = true
-	c := newTestController(src, up)
-	run(t, c)
-	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	src, c := startSynced(t, up, 0)
 	src.set(webInput("10.0.0.1", "10.0.0.2"))
 	waitFor(t, 3*time.Second, "the second update", func() bool { return up.count("update") == 2 })
 	src.set(webInput("10.0.0.1", "10.0.0.2")) // identical: no update
@@ -203,12 +199,8 @@ func TestReloadLabelsFromThePlan(t *testing.T) {
 }
 
 func TestRuntimeModeDoesNotForget(t *testing.T) {
-	src := newFakeSource(webInput("10.0.0.1"))
-	src.synced.Store(true)
 	up := newFakeHAProxy()
-	c := newTestController(src, up)
-	run(t, c)
-	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	src, c := startSynced(t, up, 0)
 	src.set(webInput("10.0.0.1", "10.0.0.2"))
 	waitFor(t, 3*time.Second, "the second update", func() bool { return up.count("update") == 2 })
 	if n := up.count("forget"); n != 0 {
@@ -255,24 +247,26 @@ func TestRestartForgetsAndUpdates(t *testing.T) {
 	}
 }
 
-// startWithDriftChecks runs a controller over one Route with periodic checks every 50 ms and waits
-// for its first update.
-func startWithDriftChecks(t *testing.T, up *fakeHAProxy) *Controller {
+// startSynced runs a controller over one Route of a synced source (with periodic checks every
+// drift, when not 0) and waits for its first update.
+func startSynced(t *testing.T, up *fakeHAProxy, drift time.Duration) (*fakeSource, *Controller) {
 	t.Helper()
 	src := newFakeSource(webInput("10.0.0.1"))
 	src.synced.Store(true)
 	c := newTestController(src, up)
-	c.DriftInterval = 50 * time.Millisecond
+	if drift > 0 {
+		c.DriftInterval = drift
+	}
 	run(t, c)
 	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
-	return c
+	return src, c
 }
 
 // TestSidecarRestartFromProcesses: without a supervisor, the controller learns of restarts from the
 // HAProxy side's process check, and resyncs when the runtime changes are lost.
 func TestSidecarRestartFromProcesses(t *testing.T) {
 	up := newFakeHAProxy()
-	c := startWithDriftChecks(t, up)
+	_, c := startSynced(t, up, 50*time.Millisecond)
 	waitFor(t, 3*time.Second, "the worker gauge", func() bool { return value(t, c.Metrics.Workers) == 1 })
 	waitFor(t, 3*time.Second, "drift checks", func() bool {
 		up.mu.Lock()
@@ -296,7 +290,7 @@ func TestSidecarRestartFromProcesses(t *testing.T) {
 // TestDriftResyncReloads: drift that ops cannot repair makes the next sync reload, labelled Drift.
 func TestDriftResyncReloads(t *testing.T) {
 	up := newFakeHAProxy()
-	c := startWithDriftChecks(t, up)
+	_, c := startSynced(t, up, 50*time.Millisecond)
 	up.set(func(u *fakeHAProxy) {
 		u.repair = haproxy.RepairOutcome{Drift: []string{"backend b missing"}, Resync: true, Reason: plan.Reason{Kind: plan.Drift}}
 	})
@@ -328,13 +322,9 @@ func TestStatusFailureRetriedWithoutBlockingUpdates(t *testing.T) {
 }
 
 func TestDeferredDeletionsRetried(t *testing.T) {
-	src := newFakeSource(webInput("10.0.0.1"))
-	src.synced.Store(true)
 	up := newFakeHAProxy()
 	up.deferred = 1
-	c := newTestController(src, up)
-	run(t, c)
-	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	_, c := startSynced(t, up, 0)
 	waitFor(t, 5*time.Second, "the retry of deferred deletions", func() bool { return up.count("update") == 2 })
 	time.Sleep(deferredRetry + 500*time.Millisecond)
 	if n := up.count("update"); n != 2 {
@@ -415,13 +405,9 @@ func TestDeferredReloadCarriesNewestState(t *testing.T) {
 
 // TestLowPoolIsRefilled: when an update reports a spare pool running low, the next sync refills it.
 func TestLowPoolIsRefilled(t *testing.T) {
-	src := newFakeSource(webInput("10.0.0.1"))
-	src.synced.Store(true)
 	up := newFakeHAProxy()
 	up.low = 1
-	c := newTestController(src, up)
-	run(t, c)
-	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	src, _ := startSynced(t, up, 0)
 	src.set(webInput("10.0.0.1", "10.0.0.2"))
 	waitFor(t, 3*time.Second, "the refill", func() bool { return up.count("refill") == 1 })
 	time.Sleep(100 * time.Millisecond) // no further refill once the pool is not low

@@ -14,12 +14,8 @@ import (
 // TestStateAfterSyncs: the state socket's answer carries the applied state, the reloads with their
 // reasons, the runtime ops and the last sync.
 func TestStateAfterSyncs(t *testing.T) {
-	src := newFakeSource(webInput("10.0.0.1"))
-	src.synced.Store(true)
 	up := newFakeHAProxy()
-	c := newTestController(src, up)
-	run(t, c)
-	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+	src, c := startSynced(t, up, 0)
 	src.set(webInput("10.0.0.1", "10.0.0.2"))
 	waitFor(t, 3*time.Second, "the second update", func() bool { return up.count("update") == 2 })
 	waitFor(t, 3*time.Second, "the state of the second sync", func() bool { return c.State().RuntimeOps["add_server"] == 1 })
