@@ -40,16 +40,25 @@ need() {
   $sudo apt-get update -qq && $sudo apt-get install -y -qq patchelf >/dev/null
 }
 
+# first_line BIN: the first line of `BIN -v`. The output is read whole, never through `head`: under
+# pipefail, a reader that exits early can make the writer die of SIGPIPE and the pipeline fail.
+first_line() {
+  local v
+  v=$("$1" -v 2>/dev/null) || return 1
+  printf '%s\n' "${v%%$'\n'*}"
+}
+
 # version_ok BIN SERIES: BIN runs and says it is SERIES.x
 version_ok() {
-  [ -x "$1" ] && "$1" -v 2>/dev/null | head -n 1 | grep -q "^HAProxy version $2\."
+  local line
+  [ -x "$1" ] && line=$(first_line "$1") && [[ "$line" == "HAProxy version $2."* ]]
 }
 
 fetch() {
   local series=$1 suite=$2
   local bin="$out/haproxy-$series" root="$out/haproxy-root-$series" aptdir="$out/haproxy-apt/$suite"
   if version_ok "$bin" "$series"; then
-    echo "$("$bin" -v | head -n 1) (kept: $bin)"
+    echo "$(first_line "$bin") (kept: $bin)"
     return 0
   fi
   need patchelf
@@ -85,7 +94,7 @@ fetch() {
   rm -rf "$aptdir/debs" "$aptdir/cache" "$aptdir/lists"
 
   local ld="$root/usr/lib/$triplet/ld-linux-x86-64.so.2"
-  [ -e "$ld" ] || ld=$(find "$root" -name 'ld-linux*.so.*' | head -n 1)
+  [ -e "$ld" ] || ld=$(find "$root" -name 'ld-linux*.so.*' -print -quit)
   [ -n "$ld" ] && [ -e "$ld" ] || { echo "no dynamic loader in $root" >&2; return 1; }
   cp "$root/usr/sbin/haproxy" "$bin.tmp"
   patchelf --set-interpreter "$ld" --force-rpath \
@@ -97,7 +106,7 @@ fetch() {
     return 1
   fi
   mv "$bin.tmp" "$bin"
-  echo "$("$bin" -v | head -n 1) (from $suite: $bin)"
+  echo "$(first_line "$bin") (from $suite: $bin)"
 }
 
 # depends PKG: the shared-library packages PKG depends on in the private configuration (names only).
