@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	routev1 "github.com/openshift/api/route/v1"
+
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
@@ -42,6 +44,12 @@ type State struct {
 	// Drift is what the last drift check found (before its repair); Held the servers an operator holds.
 	Drift []string `json:"drift,omitempty"`
 	Held  []string `json:"held,omitempty"`
+	// Certificates describe the applied certificates (validity, names, Routes), without key material.
+	Certificates []CertInfo `json:"certificates,omitempty"`
+	// Changes are the last change of each served Route ("<ns>/<name>") and how it reached HAProxy.
+	Changes map[string]RouteChange `json:"changes,omitempty"`
+	// Labels are the labels of the snapshot's Routes ("<ns>/<name>"), for label selectors.
+	Labels map[string]map[string]string `json:"labels,omitempty"`
 }
 
 // ReloadRecord is one reload.
@@ -66,13 +74,25 @@ type SyncRecord struct {
 type stateRecorder struct {
 	mu sync.Mutex
 	st State
+	// routes are the last snapshot's Routes (for their labels).
+	routes []*routev1.Route
+
+	// leaves caches the parsed certificates by digest (leavesMu: snapshots run concurrently).
+	leavesMu sync.Mutex
+	leaves   map[string]leafInfo
 }
 
 func (r *stateRecorder) sync(d Desired, applied *model.Config, out haproxy.Outcome, err error, took time.Duration, updated bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.st.Problems = d.Problems
+	if applied != r.st.Applied {
+		r.st.Changes = recordChanges(r.st.Changes, r.st.Applied, applied, out, time.Now())
+	}
 	r.st.Applied = applied
+	if d.Routes != nil {
+		r.routes = d.Routes
+	}
 	if r.st.RuntimeOps == nil {
 		r.st.RuntimeOps = map[string]int{}
 	}
@@ -113,31 +133,62 @@ func (r *stateRecorder) snapshot(ready bool) State {
 	st := r.st
 	st.Reloads = slices.Clone(st.Reloads)
 	st.RuntimeOps = maps.Clone(st.RuntimeOps)
+	st.Changes = maps.Clone(st.Changes)
+	routes := r.routes
 	r.mu.Unlock()
 	st.Generated, st.Ready = time.Now(), ready
-	st.Applied = redacted(st.Applied)
+	applied := st.Applied
+	var digests []string
+	st.Applied, digests = redacted(applied)
+	st.Certificates = r.certificates(applied, digests)
+	if len(routes) > 0 {
+		st.Labels = make(map[string]map[string]string, len(routes))
+		for _, rt := range routes {
+			if len(rt.Labels) > 0 {
+				st.Labels[rt.Namespace+"/"+rt.Name] = rt.Labels
+			}
+		}
+	}
 	if st.Problems == nil {
 		st.Problems = []mapping.Problem{}
 	}
 	return st
 }
 
+// certificates describes cfg's certificates, parsing only those not seen before.
+func (r *stateRecorder) certificates(cfg *model.Config, digests []string) []CertInfo {
+	r.leavesMu.Lock()
+	defer r.leavesMu.Unlock()
+	if r.leaves == nil || len(r.leaves) > 2*len(digests)+16 {
+		old := r.leaves
+		r.leaves = make(map[string]leafInfo, len(digests))
+		for _, d := range digests {
+			if l, ok := old[d]; ok {
+				r.leaves[d] = l
+			}
+		}
+	}
+	return certInfos(cfg, digests, r.leaves)
+}
+
 // redacted returns cfg with every certificate and CA bundle replaced by the SHA-256 of its PEM
-// ("sha256:<hex>"); cfg itself is not modified.
-func redacted(cfg *model.Config) *model.Config {
+// ("sha256:<hex>"), and the certificates' digests in order; cfg itself is not modified.
+func redacted(cfg *model.Config) (*model.Config, []string) {
 	if cfg == nil {
-		return nil
+		return nil, nil
 	}
 	out := *cfg
 	out.Certificates = slices.Clone(cfg.Certificates)
+	digests := make([]string, len(out.Certificates))
 	for i := range out.Certificates {
-		out.Certificates[i].PEM = digest(out.Certificates[i].PEM)
+		digests[i] = digest(out.Certificates[i].PEM)
+		out.Certificates[i].PEM = digests[i]
 	}
 	out.CAFiles = slices.Clone(cfg.CAFiles)
 	for i := range out.CAFiles {
 		out.CAFiles[i].PEM = digest(out.CAFiles[i].PEM)
 	}
-	return &out
+	return &out, digests
 }
 
 func digest(pem string) string {
