@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/inspect"
 )
 
@@ -35,25 +37,35 @@ func (e *exitError) Unwrap() error { return e.err }
 // inspectFlags are the flags every inspection command shares.
 type inspectFlags struct {
 	haproxyDir, adminSocket, masterSocket, stateSocket string
-	output, namespace                                  string
+	output, namespace, selector                        string
 	noHeaders, watch                                   bool
 	interval                                           time.Duration
 }
 
 func (f *inspectFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.haproxyDir, flagHAProxyDir, defaultHAProxyDir, "HAProxy directory as `haroute run` lays it out (its run/ holds the sockets)")
+	fl.StringVar(&f.haproxyDir, flagHAProxyDir, defaultHAProxyDir, "HAProxy directory as haroute run lays it out (its run/ holds the sockets)")
 	fl.StringVar(&f.adminSocket, flagAdminSocket, "", "HAProxy admin socket (default <haproxy-dir>/"+adminSocketFile+")")
 	fl.StringVar(&f.masterSocket, flagMasterSocket, "", "HAProxy master socket (default <haproxy-dir>/"+masterSocketFile+")")
 	fl.StringVar(&f.stateSocket, "state-socket", "", "haroute run's state socket (default <haproxy-dir>/"+inspect.StateSocketFile+")")
 	fl.StringVarP(&f.output, "output", "o", inspect.OutputTable, "output format: "+strings.Join(inspect.Outputs, ", "))
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "only the Routes of this namespace")
+	fl.StringVarP(&f.selector, "selector", "l", "", "only the Routes whose labels match this selector (e.g. -l app=shop,tier!=dev)")
 	fl.BoolVar(&f.noHeaders, "no-headers", false, "no header line in tables")
 	fl.BoolVarP(&f.watch, "watch", "w", false, "print again every --interval until interrupted")
 	fl.DurationVar(&f.interval, "interval", 2*time.Second, "how often --watch prints")
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return inspect.Outputs, cobra.ShellCompDirectiveNoFileComp
 	})
+}
+
+// filter returns the Routes the flags select.
+func (f *inspectFlags) filter() (inspect.Filter, error) {
+	sel, err := labels.Parse(f.selector)
+	if err != nil {
+		return inspect.Filter{}, fmt.Errorf("--selector %q: %w", f.selector, err)
+	}
+	return inspect.Filter{Namespace: f.namespace, Selector: sel}, nil
 }
 
 func (f *inspectFlags) sources() (inspect.Sources, error) {
@@ -71,23 +83,33 @@ func (f *inspectFlags) sources() (inspect.Sources, error) {
 	if f.interval <= 0 {
 		return src, fmt.Errorf("--interval %v: want more than 0", f.interval)
 	}
+	if _, err := f.filter(); err != nil {
+		return src, err
+	}
 	return src, nil
 }
 
 func newStateCommand(a *app) *cobra.Command {
 	var f inspectFlags
 	cmd := &cobra.Command{
-		Use:   "state [routes]",
-		Short: "Show what HAProxy really serves: an overview, or one line per Route",
+		Use:   "state [routes|servers|certs|maps|workers]",
+		Short: "Show what HAProxy really serves: an overview, or one line per Route, server, certificate, map entry or process",
 		Long: "state reads haroute run's state socket and HAProxy's admin and master sockets (only show\n" +
-			"commands) and shows an overview (HAProxy version, workers, reloads and the last reason, runtime\n" +
-			"ops, drift, spare backends, Routes admitted / rejected / without a usable server), or with\n" +
-			"\"routes\" one line per Route: host, path, TLS, usable/total servers as HAProxy reports them,\n" +
-			"and its status. A source that cannot be read is named in a note.\n" +
-			"Exit status: 0 all is well, 1 a Route is rejected or has no usable server, a reload failed or a\n" +
-			"source could not be read, 2 nothing could be read.",
+			"commands) and shows an overview (HAProxy version, workers and their connections, reloads and\n" +
+			"the last reason, runtime ops, drift, spare backends, Routes admitted / rejected / without a\n" +
+			"usable server, certificates expiring), or one line per\n" +
+			"  routes   Route: host, path, TLS, usable/total servers, status, last change (runtime or reload)\n" +
+			"  servers  server of each Route: service, pod, address, weight, HAProxy's state\n" +
+			"  certs    certificate of each Route: hosts, expiry, hosts it does not cover, loaded or not\n" +
+			"  maps     map entry: the Route it leads to, the applied value and HAProxy's\n" +
+			"  workers  HAProxy process: role (master, current, old), reloads, connections\n" +
+			"Every view is keyed by namespace and Route (-n, -l select); -o wide adds HAProxy's names. A\n" +
+			"source that cannot be read is named in a note.\n" +
+			"Exit status: 0 all is well, 1 something needs a look (a Route rejected or without a usable\n" +
+			"server, a failed reload, a certificate expired, a map entry that differs, a source unread), 2\n" +
+			"nothing could be read.",
 		Args:      cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
-		ValidArgs: []string{"routes"},
+		ValidArgs: stateViews,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := f.sources()
 			if err != nil {
@@ -125,32 +147,80 @@ func (a *app) state(ctx context.Context, src inspect.Sources, f inspectFlags, vi
 	}
 }
 
+// stateViews are the views of haroute state besides the summary.
+var stateViews = []string{"routes", "servers", "certs", "maps", "workers"}
+
 func (a *app) stateOnce(ctx context.Context, src inspect.Sources, f inspectFlags, view string) error {
 	snap := inspect.Read(ctx, src)
 	if !snap.Readable() {
 		return &exitError{code: exitUnreadable, err: fmt.Errorf("nothing could be read: %s", strings.Join(snap.Notes, "; "))}
 	}
-	sum := snap.Summary()
-	var err error
-	switch {
-	case view == "routes" && (f.output == inspect.OutputTable || f.output == inspect.OutputWide):
-		err = inspect.PrintRoutes(a.stdout, snap.Routes(f.namespace), f.output == inspect.OutputWide, !f.noHeaders)
-		for _, n := range snap.Notes {
-			fmt.Fprintf(a.stderr, "note: %s\n", inspect.Cell(n))
+	filter, err := f.filter()
+	if err != nil {
+		return err
+	}
+	admin := socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1})
+	table, wide, headers, now := f.output == inspect.OutputTable, f.output == inspect.OutputWide, !f.noHeaders, time.Now()
+	var v any
+	var printTable func() error
+	found := 0
+	switch view {
+	case "routes":
+		rows := snap.RoutesWhere(filter)
+		for _, r := range rows {
+			if r.Status == inspect.StatusRejected || r.Status == inspect.StatusNoServer {
+				found++
+			}
 		}
-	case view == "routes":
-		err = inspect.Print(a.stdout, f.output, snap.Routes(f.namespace))
-	case f.output == inspect.OutputTable || f.output == inspect.OutputWide:
-		err = inspect.PrintSummary(a.stdout, sum)
+		v, printTable = rows, func() error { return inspect.PrintRoutes(a.stdout, rows, wide, headers, now) }
+	case "servers":
+		lines := snap.ServersWhere(filter)
+		v, printTable = lines, func() error { return inspect.PrintServers(a.stdout, lines, wide, headers) }
+	case "certs":
+		snap.ReadCerts(ctx, admin)
+		lines := snap.CertsWhere(filter, now)
+		for _, l := range lines {
+			if l.Status != inspect.CertValid && l.Status != inspect.CertExpiring {
+				found++
+			}
+		}
+		v, printTable = lines, func() error { return inspect.PrintCerts(a.stdout, lines, wide, headers, now) }
+	case "maps":
+		dir, err := filepath.Abs(f.haproxyDir)
+		if err != nil {
+			return fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err)
+		}
+		snap.ReadMaps(ctx, admin, dir)
+		lines := snap.MapsWhere(filter)
+		for _, l := range lines {
+			if l.Status != "ok" {
+				found++
+			}
+		}
+		v, printTable = lines, func() error { return inspect.PrintMaps(a.stdout, lines, headers) }
+	case "workers":
+		lines := snap.Workers()
+		v, printTable = lines, func() error { return inspect.PrintWorkers(a.stdout, lines, headers) }
 	default:
-		err = inspect.Print(a.stdout, f.output, sum)
+		sum := snap.Summary()
+		found = sum.Rejected + sum.NoServer + sum.FailedReloads + sum.CertsExpired
+		v, printTable = sum, func() error { return inspect.PrintSummary(a.stdout, sum) }
+	}
+	if table || wide {
+		err = printTable()
+		if view != "summary" {
+			for _, n := range snap.Notes {
+				fmt.Fprintf(a.stderr, "note: %s\n", inspect.Cell(n))
+			}
+		}
+	} else {
+		err = inspect.Print(a.stdout, f.output, v)
 	}
 	if err != nil {
 		return err
 	}
-	if sum.Rejected > 0 || sum.NoServer > 0 || sum.FailedReloads > 0 || len(snap.Notes) > 0 {
-		return &exitError{code: exitFound, err: fmt.Errorf("%d Routes rejected, %d without a usable server, %d failed reloads, %d sources unread",
-			sum.Rejected, sum.NoServer, sum.FailedReloads, len(snap.Notes))}
+	if found > 0 || len(snap.Notes) > 0 {
+		return &exitError{code: exitFound, err: fmt.Errorf("state %s: %d findings, %d sources unread", view, found, len(snap.Notes))}
 	}
 	return nil
 }

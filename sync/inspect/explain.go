@@ -72,6 +72,7 @@ type ServerRow struct {
 // explainer carries one explanation's inputs.
 type explainer struct {
 	cfg   *model.Config
+	ix    *modelIndex
 	paths render.RuntimePaths
 	admin socket.Runner // nil: offline, the model only
 	ctx   context.Context
@@ -94,7 +95,10 @@ func (s *Snapshot) Explain(ctx context.Context, admin socket.Runner, dir string,
 		out.Hint = "map paths: " + err.Error()
 		return out
 	}
-	e := &explainer{cfg: cfg, paths: paths, admin: admin, ctx: ctx, out: &out}
+	if s.index == nil || s.indexed != cfg {
+		s.index, s.indexed = newModelIndex(cfg), cfg
+	}
+	e := &explainer{cfg: cfg, ix: s.index, paths: paths, admin: admin, ctx: ctx, out: &out}
 	e.run(req)
 	for _, st := range out.Steps {
 		if st.Disagree {
@@ -172,12 +176,10 @@ func (e *explainer) tls(sni string) bool {
 		return true
 	}
 	cert := "the default certificate"
-	for _, c := range e.cfg.Certificates {
-		for _, name := range c.SNI {
-			if name == sni || (strings.HasPrefix(name, "*.") && wildcardKey(sni) == name) {
-				cert = c.Name
-			}
-		}
+	if c, ok := e.ix.certOf[sni]; ok {
+		cert = c
+	} else if c, ok := e.ix.certOf[wildcardKey(sni)]; ok {
+		cert = c
 	}
 	e.step(Step{Stage: "certificate", Detail: "fe_sni terminates TLS with " + cert})
 	return false
@@ -256,34 +258,52 @@ func (e *explainer) ask(mapName, key, typ string) string {
 	return "HAProxy does not use " + mapName + " with " + typ
 }
 
-func (e *explainer) entries(mapName string) []model.MapEntry {
-	for _, m := range e.cfg.Maps {
-		if m.Name == mapName {
-			return m.Entries
+// modelIndex indexes the applied state for the replay: a map's entries by key, backends' Routes,
+// certificates by SNI. Built once per snapshot, so that doctor's walk over every Route stays linear.
+type modelIndex struct {
+	maps    map[string]map[string]string
+	routeOf map[string]string
+	certOf  map[string]string
+}
+
+func newModelIndex(cfg *model.Config) *modelIndex {
+	ix := &modelIndex{maps: map[string]map[string]string{}, routeOf: map[string]string{}, certOf: map[string]string{}}
+	for _, m := range cfg.Maps {
+		entries := make(map[string]string, len(m.Entries))
+		for _, en := range m.Entries {
+			entries[en.Key] = en.Value
+		}
+		ix.maps[m.Name] = entries
+	}
+	for _, r := range cfg.Routes {
+		if _, ok := ix.routeOf[r.Backend]; !ok {
+			ix.routeOf[r.Backend] = r.Namespace + "/" + r.Name
 		}
 	}
-	return nil
+	for _, c := range cfg.Certificates {
+		for _, name := range c.SNI {
+			ix.certOf[name] = c.Name
+		}
+	}
+	return ix
 }
 
 // modelStr is map_str on the model: the value of key.
 func (e *explainer) modelStr(mapName, key string) (string, bool) {
-	for _, en := range e.entries(mapName) {
-		if en.Key == key {
-			return en.Value, true
-		}
-	}
-	return "", false
+	v, ok := e.ix.maps[mapName][key]
+	return v, ok
 }
 
 // modelBeg is map_beg on the model: the value of the longest entry that key starts with (entries
 // starting with "=", the exact ones, never match a prefix: no host starts with "=").
 func (e *explainer) modelBeg(mapName, key string) (value, entry string) {
-	for _, en := range e.entries(mapName) {
-		if strings.HasPrefix(key, en.Key) && len(en.Key) > len(entry) {
-			value, entry = en.Value, en.Key
+	m := e.ix.maps[mapName]
+	for i := len(key); i > 0; i-- {
+		if v, ok := m[key[:i]]; ok {
+			return v, key[:i]
 		}
 	}
-	return value, entry
+	return "", ""
 }
 
 // modelTCP is public_ssl's lookup: the exact SNI, then "*.domain" when the domain has a wildcard
@@ -301,14 +321,7 @@ func (e *explainer) modelTCP(sni string) (string, string) {
 	return "", sni
 }
 
-func (e *explainer) routeOf(backend string) string {
-	for _, r := range e.cfg.Routes {
-		if r.Backend == backend {
-			return r.Namespace + "/" + r.Name
-		}
-	}
-	return ""
-}
+func (e *explainer) routeOf(backend string) string { return e.ix.routeOf[backend] }
 
 // backendServers lists backend's servers as HAProxy reports them and turns a Served verdict into
 // NoUsableServer when none takes traffic.

@@ -42,10 +42,11 @@ func Print(w io.Writer, format string, v any) error {
 	return fmt.Errorf("output %q: want one of %s", format, strings.Join(Outputs, ", "))
 }
 
-// PrintRoutes writes rows as a table (wide adds the backend and the reason's message).
-func PrintRoutes(w io.Writer, rows []RouteRow, wide, headers bool) error {
+// PrintRoutes writes rows as a table (wide adds the backend and the reason's message); ages are
+// counted from now.
+func PrintRoutes(w io.Writer, rows []RouteRow, wide, headers bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	cols := []string{"NAMESPACE", "NAME", "HOST", "PATH", "TLS", "SERVERS", "STATUS", "REASON"}
+	cols := []string{"NAMESPACE", "NAME", "HOST", "PATH", "TLS", "SERVERS", "STATUS", "CHANGED", "REASON"}
 	if wide {
 		cols = append(cols, "BACKEND", "MESSAGE")
 	}
@@ -57,7 +58,11 @@ func PrintRoutes(w io.Writer, rows []RouteRow, wide, headers bool) error {
 		if r.Servers >= 0 {
 			servers = strconv.Itoa(r.Usable) + "/" + strconv.Itoa(r.Servers)
 		}
-		cells := []string{r.Namespace, r.Name, r.Host, orDash(r.Path), orDash(r.TLS), servers, r.Status, orDash(r.Reason)}
+		changed := "-"
+		if r.Changed != nil {
+			changed = r.Via + " " + age(now.Sub(*r.Changed)) + " ago"
+		}
+		cells := []string{r.Namespace, r.Name, r.Host, orDash(r.Path), orDash(r.TLS), servers, r.Status, changed, orDash(r.Reason)}
 		if wide {
 			cells = append(cells, orDash(r.Backend), orDash(r.Message))
 		}
@@ -74,8 +79,8 @@ func PrintSummary(w io.Writer, s Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
 	line := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, Cell(v)) }
 	line("HAProxy", orDash(s.HAProxyVersion))
-	line("Workers", fmt.Sprintf("%s current, %s old (master reloads %d, failed %d)",
-		workersText(s.Workers), workersText(s.OldWorkers), s.MasterReloads, s.FailedReloads))
+	line("Workers", fmt.Sprintf("%s current with %s connections, %s old with %s (master reloads %d, failed %d)",
+		workersText(s.Workers), workersText(s.Conns), workersText(s.OldWorkers), workersText(s.OldConns), s.MasterReloads, s.FailedReloads))
 	last := "none"
 	if s.LastReload != nil {
 		last = s.LastReload.Reason + " at " + s.LastReload.At.Format(time.RFC3339)
@@ -85,6 +90,7 @@ func PrintSummary(w io.Writer, s Summary) error {
 	line("Drift", fmt.Sprintf("%d found at the last check, %d servers held by an operator", s.Drift, s.Held))
 	line("Spare backends", fmt.Sprintf("%d free (new Routes served without a reload)", s.FreeSpares))
 	line("Routes", fmt.Sprintf("%d admitted, %d rejected, %d without a usable server", s.Admitted, s.Rejected, s.NoServer))
+	line("Certificates", fmt.Sprintf("%d expiring within 30 days, %d expired", s.CertsExpiring, s.CertsExpired))
 	line("Ready", strconv.FormatBool(s.Ready))
 	for _, n := range s.Notes {
 		line("Note", oneLineOf(n))
@@ -149,6 +155,39 @@ func PrintExplanation(w io.Writer, ex Explanation) error {
 	fmt.Fprintf(tw, "Verdict:\t%s\n", ex.Verdict)
 	if ex.Hint != "" {
 		fmt.Fprintf(tw, "Hint:\t%s\n", Cell(ex.Hint))
+	}
+	return tw.Flush()
+}
+
+// age formats d as kubectl does: the largest unit or two (5s, 3m20s, 4h, 2d).
+func age(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < 2*time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + "s"
+	case d < 10*time.Minute:
+		return fmt.Sprintf("%dm%ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 3*time.Hour:
+		return strconv.Itoa(int(d.Minutes())) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d.Hours())) + "h"
+	}
+	return strconv.Itoa(int(d.Hours()/24)) + "d"
+}
+
+// PrintTable writes a table of cells (each escaped with Cell), with or without the header line.
+func PrintTable(w io.Writer, cols []string, rows [][]string, headers bool) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	if headers {
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	for _, r := range rows {
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = Cell(orDash(c))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }

@@ -45,6 +45,9 @@ type viewEnv struct {
 	dir   string
 }
 
+// now is the instant ages are counted from: when the recorded state was generated.
+func (e viewEnv) now() time.Time { return e.snap.State.Generated }
+
 // goldenView is one output of the inspection commands: testdata/golden/<series>/<name>.txt.
 type goldenView struct {
 	name  string
@@ -56,12 +59,31 @@ type goldenView struct {
 var goldenViews = []goldenView{
 	{"state", func(w io.Writer, e viewEnv) error { return inspect.PrintSummary(w, e.snap.Summary()) }},
 	{"state-json", func(w io.Writer, e viewEnv) error { return inspect.Print(w, inspect.OutputJSON, e.snap.Summary()) }},
-	{"routes", func(w io.Writer, e viewEnv) error { return inspect.PrintRoutes(w, e.snap.Routes(""), false, true) }},
-	{"routes-wide", func(w io.Writer, e viewEnv) error { return inspect.PrintRoutes(w, e.snap.Routes(""), true, true) }},
+	{"routes", func(w io.Writer, e viewEnv) error {
+		return inspect.PrintRoutes(w, e.snap.Routes(""), false, true, e.now())
+	}},
+	{"routes-wide", func(w io.Writer, e viewEnv) error {
+		return inspect.PrintRoutes(w, e.snap.Routes(""), true, true, e.now())
+	}},
 	{"routes-json", func(w io.Writer, e viewEnv) error { return inspect.Print(w, inspect.OutputJSON, e.snap.Routes("")) }},
 	{"routes-team-b", func(w io.Writer, e viewEnv) error {
-		return inspect.PrintRoutes(w, e.snap.Routes("team-b"), false, false)
+		return inspect.PrintRoutes(w, e.snap.Routes("team-b"), false, false, e.now())
 	}},
+	{"servers", func(w io.Writer, e viewEnv) error {
+		return inspect.PrintServers(w, e.snap.ServersWhere(inspect.Filter{}), false, true)
+	}},
+	{"servers-wide", func(w io.Writer, e viewEnv) error {
+		return inspect.PrintServers(w, e.snap.ServersWhere(inspect.Filter{}), true, true)
+	}},
+	{"certs", func(w io.Writer, e viewEnv) error {
+		e.snap.ReadCerts(e.ctx, e.admin)
+		return inspect.PrintCerts(w, e.snap.CertsWhere(inspect.Filter{}, e.now()), false, true, e.now())
+	}},
+	{"maps", func(w io.Writer, e viewEnv) error {
+		e.snap.ReadMaps(e.ctx, e.admin, e.dir)
+		return inspect.PrintMaps(w, e.snap.MapsWhere(inspect.Filter{}), true)
+	}},
+	{"workers", func(w io.Writer, e viewEnv) error { return inspect.PrintWorkers(w, e.snap.Workers(), true) }},
 	{"explain-http-web", explainView("http://web.inspect.test/", inspect.OutputTable)},
 	{"explain-http-shop-redirect", explainView("http://shop.inspect.test/api/items", inspect.OutputTable)},
 	{"explain-https-shop", explainView("https://shop.inspect.test/api/items", inspect.OutputTable)},
@@ -86,6 +108,7 @@ func explainView(url, output string) func(io.Writer, viewEnv) error {
 // doctorView is `haroute doctor -o output`; the table is printed as cmd/haroute/doctor.go does.
 func doctorView(output string) func(io.Writer, viewEnv) error {
 	return func(w io.Writer, e viewEnv) error {
+		e.snap.ReadCerts(e.ctx, e.admin)
 		findings := e.snap.Doctor(e.ctx, e.admin, e.dir)
 		if output != inspect.OutputTable {
 			return inspect.Print(w, output, findings)

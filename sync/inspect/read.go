@@ -12,8 +12,10 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"time"
 
+	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/controller"
@@ -48,10 +50,20 @@ type Snapshot struct {
 	Servers map[string][]socket.ServerState
 	// Info is the worker's `show info` (nil when unread).
 	Info map[string]string
-	// Procs is the master's `show proc` (nil when unread).
-	Procs *socket.ProcState
+	// Procs is the master's `show proc` (nil when unread) and WorkerInfo each worker's `show info`
+	// (through the master, by PID; a worker that did not answer is absent).
+	Procs      *socket.ProcState
+	WorkerInfo map[int]map[string]string
+	// Maps are HAProxy's entries of the applied maps, by map name (ReadMaps; nil when unread).
+	Maps map[string][]socket.MapEntry
+	// LoadedCerts are the certificate files HAProxy holds (ReadCerts; nil when unread).
+	LoadedCerts []string
 	// Notes say which source could not be read and why.
 	Notes []string
+
+	// index is Explain's index of indexed (the applied state it was built from).
+	index   *modelIndex
+	indexed *model.Config
 }
 
 // Readable reports whether any source answered.
@@ -83,12 +95,35 @@ func Read(ctx context.Context, src Sources) *Snapshot {
 			snap.Info = info
 		}
 	}
-	if ps, err := socket.NewMaster(src.Master, opts).ShowProc(ctx); err != nil {
+	master := socket.NewMaster(src.Master, opts)
+	if ps, err := master.ShowProc(ctx); err != nil {
 		note("HAProxy's master socket "+src.Master, err)
 	} else {
 		snap.Procs = &ps
+		snap.WorkerInfo = workerInfo(ctx, master, ps)
 	}
 	return snap
+}
+
+// maxWorkersAsked bounds the workers asked for their connections (old workers can pile up).
+const maxWorkersAsked = 32
+
+// workerInfo asks each worker (through the master, `@!<pid> show info`) for its `show info`.
+func workerInfo(ctx context.Context, master *socket.Master, ps socket.ProcState) map[int]map[string]string {
+	out := map[int]map[string]string{}
+	for i, w := range ps.Workers {
+		if i == maxWorkersAsked {
+			break
+		}
+		reply, err := master.Command(ctx, "@!"+strconv.Itoa(w.PID)+" show info")
+		if err != nil {
+			continue
+		}
+		if info, err := socket.ParseInfo(reply); err == nil && len(info) > 0 {
+			out[w.PID] = info
+		}
+	}
+	return out
 }
 
 // ReadState asks `haroute run`'s state socket for its state (GET /state).

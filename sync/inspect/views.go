@@ -36,6 +36,9 @@ type RouteRow struct {
 	Status  string `json:"status"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Changed is when the Route's last change reached HAProxy, and Via how: runtime or reload.
+	Changed *time.Time `json:"changed,omitempty"`
+	Via     string     `json:"via,omitempty"`
 }
 
 // Summary is the overview of `haroute state`.
@@ -44,8 +47,12 @@ type Summary struct {
 	// Workers are HAProxy's current workers and OldWorkers those of earlier generations still
 	// serving connections (-1 when the master could not be asked); MasterReloads the master's
 	// reload counter and FailedReloads its failed-reload counter.
-	Workers       int `json:"workers"`
-	OldWorkers    int `json:"oldWorkers"`
+	Workers    int `json:"workers"`
+	OldWorkers int `json:"oldWorkers"`
+	// Conns and OldConns are the current connections of the current and the old workers (-1 when
+	// not asked).
+	Conns         int `json:"conns"`
+	OldConns      int `json:"oldConns"`
 	MasterReloads int `json:"masterReloads"`
 	FailedReloads int `json:"failedReloads"`
 	// Ready is haroute's readiness; Reloads its reloads since start and LastReload the newest.
@@ -62,6 +69,9 @@ type Summary struct {
 	Admitted int `json:"admitted"`
 	Rejected int `json:"rejected"`
 	NoServer int `json:"noUsableServer"`
+	// CertsExpiring counts the certificates that end within 30 days, CertsExpired those that ended.
+	CertsExpiring int `json:"certsExpiring"`
+	CertsExpired  int `json:"certsExpired"`
 	// Notes say which source could not be read.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -97,6 +107,10 @@ func (s *Snapshot) Routes(namespace string) []RouteRow {
 				row.Status = StatusNoServer
 			default:
 				row.Status = StatusServing
+			}
+			if ch, ok := s.State.Changes[r.Namespace+"/"+r.Name]; ok {
+				at := ch.At
+				row.Changed, row.Via = &at, ch.Via
 			}
 			seen[r.Namespace+"/"+r.Name] = len(rows)
 			rows = append(rows, row)
@@ -153,7 +167,7 @@ func usableServer(s socket.ServerState) bool {
 
 // Summary returns the overview of the snapshot (rows from Routes("")).
 func (s *Snapshot) Summary() Summary {
-	sum := Summary{Workers: -1, OldWorkers: -1, Notes: s.Notes}
+	sum := Summary{Workers: -1, OldWorkers: -1, Conns: -1, OldConns: -1, Notes: s.Notes}
 	if s.Info != nil {
 		sum.HAProxyVersion = s.Info["Version"]
 	}
@@ -167,6 +181,15 @@ func (s *Snapshot) Summary() Summary {
 			}
 		}
 		sum.MasterReloads, sum.FailedReloads = p.Master.Reloads, p.Failed
+		for _, w := range s.Workers()[1:] {
+			switch {
+			case w.Conns < 0:
+			case w.Role == "current":
+				sum.Conns = max(sum.Conns, 0) + w.Conns
+			default:
+				sum.OldConns = max(sum.OldConns, 0) + w.Conns
+			}
+		}
 		if sum.HAProxyVersion == "" && p.Version != (socket.Version{}) {
 			sum.HAProxyVersion = p.Version.String()
 		}
@@ -179,6 +202,15 @@ func (s *Snapshot) Summary() Summary {
 		}
 		for _, n := range st.RuntimeOps {
 			sum.RuntimeOps += n
+		}
+		now := time.Now()
+		for _, c := range st.Certificates {
+			switch certStatus(c, now) {
+			case CertExpiring:
+				sum.CertsExpiring++
+			case CertExpired:
+				sum.CertsExpired++
+			}
 		}
 		if a := st.Applied; a != nil {
 			for _, b := range a.Backends {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
@@ -74,7 +75,7 @@ func TestRoutesAndSummary(t *testing.T) {
 // terminal as an escape sequence.
 func TestCellsEscapeControlCharacters(t *testing.T) {
 	var buf bytes.Buffer
-	if err := PrintRoutes(&buf, snapshotFixture().Routes(""), true, true); err != nil {
+	if err := PrintRoutes(&buf, snapshotFixture().Routes(""), true, true, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
