@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/inspect"
 )
 
@@ -20,9 +21,11 @@ func newDoctorCommand(a *app) *cobra.Command {
 		Short: "Check the router and list coded findings with hints",
 		Long: "doctor checks what haroute run and HAProxy report and prints one line per finding,\n" +
 			"LEVEL [CODE] (object) message, with a hint: HAProxy reachable, failed reloads, old workers piling\n" +
-			"up, drift, operator holds, rejected Routes and why, Routes without a (usable) server, and every\n" +
-			"admitted Route walked through HAProxy's own matcher (a Route another one shadows, a map entry\n" +
-			"HAProxy lost). With --manifests alone it checks a folder of manifests offline: a lint for CI.\n" +
+			"up, drift, operator holds, rejected Routes and why, Routes without a (usable) server,\n" +
+			"certificates expired, expiring (30 days), not covering their hosts, not loaded or unused, and\n" +
+			"every admitted Route walked through HAProxy's own matcher (a Route another one shadows, a map\n" +
+			"entry HAProxy lost). -n and -l keep the findings about those Routes. With --manifests alone it\n" +
+			"checks a folder of manifests offline: a lint for CI.\n" +
 			"Exit status: 0 no error or warning, 1 some, 2 nothing could be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,11 +44,24 @@ func newDoctorCommand(a *app) *cobra.Command {
 }
 
 func (a *app) doctor(ctx context.Context, src inspect.Sources, f inspectFlags, manifests string) error {
+	filter, err := f.filter()
+	if err != nil {
+		return err
+	}
 	snap, admin, dir, err := a.inspectSnapshot(ctx, src, f, manifests)
 	if err != nil {
 		return err
 	}
-	findings := snap.Doctor(ctx, admin, dir)
+	if admin != nil {
+		// One connection for the whole walk (thousands of get map at 10k Routes), when HAProxy
+		// accepts one; each command on its own connection otherwise.
+		if sess, err := socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1}).Session(ctx); err == nil {
+			defer sess.Close()
+			admin = sess
+		}
+		snap.ReadCerts(ctx, admin)
+	}
+	findings := snap.Filtered(snap.Doctor(ctx, admin, dir), filter)
 	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {
 		if len(findings) == 0 {
 			fmt.Fprintln(a.stdout, "no findings")

@@ -3,8 +3,10 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
@@ -26,7 +28,8 @@ type Finding struct {
 	Level string `json:"level"`
 	// Code is stable, for scripts: HAPROXY_UNREACHABLE, STATE_UNAVAILABLE, RELOAD_FAILED,
 	// OLD_WORKERS, DRIFT, OPERATOR_HOLD, ROUTE_REJECTED, ROUTE_WARNING, NO_SERVER, NO_USABLE_SERVER,
-	// ROUTE_NOT_REACHED, MODEL_HAPROXY_DISAGREE, NO_SPARE.
+	// ROUTE_NOT_REACHED, MODEL_HAPROXY_DISAGREE, NO_SPARE, CERT_EXPIRED, CERT_EXPIRING,
+	// CERT_NOT_YET_VALID, CERT_UNREADABLE, CERT_NOT_LOADED, CERT_NOT_COVERING, CERT_UNUSED, FILES_STALE.
 	Code string `json:"code"`
 	// Object names what the finding is about ("route ns/name", "haproxy", ...).
 	Object  string `json:"object"`
@@ -90,6 +93,7 @@ func (s *Snapshot) Doctor(ctx context.Context, admin socket.Runner, dir string) 
 			}
 		}
 	}
+	s.certFindings(time.Now(), add)
 	if st.Applied != nil {
 		s.reachFindings(ctx, admin, dir, add)
 		free := 0
@@ -161,4 +165,62 @@ func sortFindings(fs []Finding) []Finding {
 	rank := map[string]int{LevelError: 0, LevelWarn: 1, LevelInfo: 2}
 	slices.SortStableFunc(fs, func(a, b Finding) int { return rank[a.Level] - rank[b.Level] })
 	return fs
+}
+
+// certFindings checks the applied certificates: validity, the hosts they are served for, whether
+// HAProxy holds them (with ReadCerts), and certificate files HAProxy holds that nothing uses.
+func (s *Snapshot) certFindings(now time.Time, add func(level, code, object, message, hint string)) {
+	used := map[string]bool{}
+	for _, l := range s.CertsWhere(Filter{}, now) {
+		used[l.File] = true
+		obj := "certificate " + l.File
+		if l.Route != "" {
+			obj = "route " + l.Namespace + "/" + l.Route
+		}
+		switch l.Status {
+		case CertExpired:
+			add(LevelError, "CERT_EXPIRED", obj, fmt.Sprintf("the certificate for %s expired at %s: clients refuse it", strings.Join(l.Hosts, ", "), l.NotAfter.Format(time.RFC3339)),
+				"renew it (the Route's spec.tls, or the default certificate's secret)")
+		case CertExpiring:
+			add(LevelWarn, "CERT_EXPIRING", obj, fmt.Sprintf("the certificate for %s expires at %s", strings.Join(l.Hosts, ", "), l.NotAfter.Format(time.RFC3339)),
+				"renew it before then")
+		case CertNotYet:
+			add(LevelWarn, "CERT_NOT_YET_VALID", obj, "the certificate is not valid yet: clients refuse it", "check its notBefore and the clocks")
+		case CertUnreadble:
+			add(LevelError, "CERT_UNREADABLE", obj, "the certificate cannot be read: "+l.Error, "")
+		case CertNotLoaded:
+			add(LevelError, "CERT_NOT_LOADED", obj, "HAProxy does not hold the certificate file "+l.File+": its hosts get the default certificate",
+				"the next drift check or reload loads it; a repeat is a bug worth reporting")
+		}
+		if len(l.Uncovered) > 0 {
+			add(LevelWarn, "CERT_NOT_COVERING", obj, "the certificate does not cover "+strings.Join(l.Uncovered, ", ")+": clients refuse it for those hosts",
+				"issue it for the Route's host (subjectAltName), or use a wildcard certificate")
+		}
+	}
+	for _, p := range s.LoadedCerts {
+		if base := filepath.Base(p); !used[base] && s.State != nil && s.State.Applied != nil && !s.isDefaultCert(base) {
+			add(LevelInfo, "CERT_UNUSED", "certificate "+base, "HAProxy holds a certificate file no Route uses", "it goes at the next reload")
+		}
+	}
+}
+
+// isDefaultCert reports whether name is a certificate file haroute renders itself (the default
+// certificate is not in the applied certificates when it comes from a file).
+func (s *Snapshot) isDefaultCert(name string) bool {
+	return strings.HasPrefix(name, "default") || strings.HasPrefix(name, "_")
+}
+
+// Filtered returns the findings about Routes that pass f, and, with an empty filter, all.
+func (s *Snapshot) Filtered(fs []Finding, f Filter) []Finding {
+	if f.Namespace == "" && (f.Selector == nil || f.Selector.Empty()) {
+		return fs
+	}
+	return slices.DeleteFunc(slices.Clone(fs), func(fd Finding) bool {
+		id, ok := strings.CutPrefix(fd.Object, "route ")
+		if !ok {
+			return true
+		}
+		ns, name, _ := strings.Cut(id, "/")
+		return !s.Matches(f, ns, name)
+	})
 }
