@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,8 @@ type app struct {
 	stderr io.Writer
 	getenv func(string) string
 	log    *slog.Logger
+	// name is the name the binary was started under: "kubectl-haroute" makes it a kubectl plugin.
+	name string
 }
 
 func main() {
@@ -30,6 +33,7 @@ func main() {
 		stderr: os.Stderr,
 		getenv: os.Getenv,
 		log:    slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		name:   filepath.Base(os.Args[0]),
 	}
 	if err := newRootCommand(a).Execute(); err != nil {
 		code := 1
@@ -42,6 +46,9 @@ func main() {
 	}
 }
 
+// kubectlPlugin is the binary's name as a kubectl plugin (a link or copy named so on the PATH).
+const kubectlPlugin = "kubectl-haroute"
+
 // newRootCommand builds the command tree.
 func newRootCommand(a *app) *cobra.Command {
 	root := &cobra.Command{
@@ -51,6 +58,10 @@ func newRootCommand(a *app) *cobra.Command {
 			"read from a cluster or from a folder of manifests.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	if a.name == kubectlPlugin {
+		// kubectl runs kubectl-haroute for `kubectl haroute ...`: help and completion say so.
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl haroute"}
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
