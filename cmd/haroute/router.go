@@ -33,6 +33,10 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	metrics, err := a.routerMetrics(inst, rc)
+	if err != nil {
+		return err
+	}
 	warnFDLimit(a.log, rc.settings.opts.MaxConnections)
 	// The stats port is taken first, so that a port in use fails before anything starts.
 	statsLn, err := listenStats(rc)
@@ -71,7 +75,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 		HAProxy:       inst,
 		Restarts:      restarts,
 		DriftInterval: rc.driftInterval,
-		Metrics:       controller.NewMetrics(),
+		Metrics:       metrics,
 		Log:           a.log,
 	}
 	a.startParts(ctx, g, ctl, statusQueue, statsLn, rc)
