@@ -61,7 +61,17 @@ func (a *app) doctor(ctx context.Context, src inspect.Sources, f inspectFlags, m
 		}
 		snap.ReadCerts(ctx, admin)
 	}
-	findings := snap.Filtered(snap.Doctor(ctx, admin, dir), filter)
+	findings := snap.Doctor(ctx, admin, dir)
+	if admin != nil && snap.State != nil && snap.State.Applied != nil && snap.Servers != nil {
+		if files, err := inspect.ReadFiles(dir, snap.State.Applied); err == nil {
+			snap.ReadMaps(ctx, admin, dir)
+			findings = append(findings, snap.FileFindings(files)...)
+		} else {
+			findings = append(findings, inspect.Finding{Level: inspect.LevelWarn, Code: "FILES_UNREADABLE", Object: "haproxy",
+				Message: err.Error(), Hint: "doctor reads the files run writes under --haproxy-dir"})
+		}
+	}
+	findings = snap.Filtered(inspect.SortFindings(findings), filter)
 	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {
 		if len(findings) == 0 {
 			fmt.Fprintln(a.stdout, "no findings")

@@ -65,7 +65,7 @@ func newRootCommand(a *app) *cobra.Command {
 	}
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.AddCommand(newRunCommand(a), newDemoCommand(a), newRenderCommand(a), newStateCommand(a), newExplainCommand(a), newDoctorCommand(a), newVersionCommand(a))
+	root.AddCommand(newRunCommand(a), newDemoCommand(a), newRenderCommand(a), newStateCommand(a), newDiffCommand(a), newExplainCommand(a), newDoctorCommand(a), newVersionCommand(a))
 	return root
 }
 

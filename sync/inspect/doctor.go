@@ -29,7 +29,7 @@ type Finding struct {
 	// Code is stable, for scripts: HAPROXY_UNREACHABLE, STATE_UNAVAILABLE, RELOAD_FAILED,
 	// OLD_WORKERS, DRIFT, OPERATOR_HOLD, ROUTE_REJECTED, ROUTE_WARNING, NO_SERVER, NO_USABLE_SERVER,
 	// ROUTE_NOT_REACHED, MODEL_HAPROXY_DISAGREE, NO_SPARE, CERT_EXPIRED, CERT_EXPIRING,
-	// CERT_NOT_YET_VALID, CERT_UNREADABLE, CERT_NOT_LOADED, CERT_NOT_COVERING, CERT_UNUSED, FILES_STALE.
+	// CERT_NOT_YET_VALID, CERT_UNREADABLE, CERT_NOT_LOADED, CERT_NOT_COVERING, CERT_UNUSED, FILES_STALE, FILES_UNREADABLE.
 	Code string `json:"code"`
 	// Object names what the finding is about ("route ns/name", "haproxy", ...).
 	Object  string `json:"object"`
@@ -160,6 +160,9 @@ func routeURL(r model.RouteInfo) string {
 	}
 	return scheme + "://" + host + path
 }
+
+// SortFindings sorts findings, the most serious first (stable within a level).
+func SortFindings(fs []Finding) []Finding { return sortFindings(fs) }
 
 func sortFindings(fs []Finding) []Finding {
 	rank := map[string]int{LevelError: 0, LevelWarn: 1, LevelInfo: 2}

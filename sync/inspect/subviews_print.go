@@ -78,3 +78,28 @@ func PrintWorkers(w io.Writer, lines []WorkerLine, headers bool) error {
 	}
 	return PrintTable(w, cols, rows, headers)
 }
+
+// PrintDiff writes diff rows as a table (wide adds the applied value).
+func PrintDiff(w io.Writer, rows []DiffRow, wide, headers bool) error {
+	cols := []string{"KIND", "NAMESPACE", "ROUTE", "OBJECT", "DESIRED", "LIVE", "FILES"}
+	if wide {
+		cols = []string{"KIND", "NAMESPACE", "ROUTE", "OBJECT", "DESIRED", "APPLIED", "LIVE", "FILES"}
+	}
+	out := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		cells := []string{strings.Join(r.Kinds, ","), r.Namespace, r.Route, r.Object, absent(r.Desired)}
+		if wide {
+			cells = append(cells, absent(r.Applied))
+		}
+		out = append(out, append(cells, absent(r.Live), absent(r.Files)))
+	}
+	return PrintTable(w, cols, out, headers)
+}
+
+// absent shows a value a source lacks as "(none)" ("-" stays: the source does not describe it).
+func absent(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/runtime/socket"
+	"github.com/haroute/haroute/sync/controller"
+	"github.com/haroute/haroute/sync/inspect"
+	"github.com/haroute/haroute/sync/source"
+)
+
+// diffSyncTimeout bounds the wait for the cluster's first complete snapshot.
+const diffSyncTimeout = 60 * time.Second
+
+func newDiffCommand(a *app) *cobra.Command {
+	var f inspectFlags
+	var manifests, kubeconfig string
+	var noDesired, allowLoopback bool
+	cmd := &cobra.Command{
+		Use:   "diff [--manifests DIR | --kubeconfig FILE | --no-desired]",
+		Short: "Compare the desired state, what haroute applied, what HAProxy runs and the files on disk",
+		Long: "diff translates the Routes (from --manifests DIR, or the cluster as run reads it: --kubeconfig or\n" +
+			"in-cluster) with the same settings and the same translation as run, and compares, Route by Route,\n" +
+			"the desired state, the state haroute run applied (its state socket), what HAProxy runs (its\n" +
+			"servers and map entries, asked with show commands) and the files on disk (haproxy.cfg's server\n" +
+			"lines and the map files). Each row is one Route, server or map entry and says why it is there:\n" +
+			"  pending     desired differs from applied: the next sync applies it\n" +
+			"  drift       HAProxy differs from applied: the next drift check repairs it\n" +
+			"  held        a server an operator keeps in maintenance or drain (left alone)\n" +
+			"  stale-file  the files differ from HAProxy: a reload or restart would change traffic\n" +
+			"Run it where run runs (e.g. kubectl exec into the haroute container), so that the ROUTER_*\n" +
+			"settings are the same, and give it the flags of run that change the translation\n" +
+			"(--allow-loopback-endpoints). --no-desired compares the other three only.\n" +
+			"Exit status: 0 no difference, 1 differences, 2 could not read.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			src, err := f.sources()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			var desired *model.Config
+			if !noDesired {
+				rf := renderFlags{allowLoopback: allowLoopback}
+				changed := func(name string) bool { return name == flagAllowLoopback && cmd.Flags().Changed(name) }
+				if desired, err = a.desiredState(ctx, rf, changed, manifests, kubeconfig); err != nil {
+					return &exitError{code: exitUnreadable, err: err}
+				}
+			}
+			return a.diff(ctx, src, f, desired)
+		},
+	}
+	f.add(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&manifests, flagManifests, "", "the desired state from this folder of manifests")
+	fl.StringVar(&kubeconfig, flagKubeconfig, "", "the desired state from the cluster of this kubeconfig [KUBECONFIG]; without it and --manifests: in-cluster")
+	fl.BoolVar(&noDesired, "no-desired", false, "do not read a desired state; compare applied, HAProxy and files")
+	fl.BoolVar(&allowLoopback, flagAllowLoopback, false, "admit endpoint addresses on loopback, as run does with this flag (folder mode only)")
+	cmd.MarkFlagsMutuallyExclusive(flagManifests, flagKubeconfig, "no-desired")
+	return cmd
+}
+
+// desiredState translates the Routes of the folder, or of the cluster, as run does.
+func (a *app) desiredState(ctx context.Context, rf renderFlags, changed func(string) bool, manifests, kubeconfig string) (*model.Config, error) {
+	s, err := a.settings(rf, changed)
+	if err != nil {
+		return nil, err
+	}
+	if kubeconfig == "" {
+		kubeconfig = a.getenv("KUBECONFIG")
+	}
+	src, _, err := a.newSource(runConfig{settings: s, manifests: manifests, kubeconfig: kubeconfig})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, diffSyncTimeout)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- src.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			a.log.Debug("the desired state's source stopped", "err", err)
+		}
+	}()
+	if !a.waitSynced(ctx, src) {
+		select {
+		case err := <-errc:
+			errc <- err
+			if err != nil {
+				return nil, fmt.Errorf("desired state: %w", err)
+			}
+		default:
+		}
+		return nil, fmt.Errorf("desired state: no complete snapshot within %v", diffSyncTimeout)
+	}
+	d, err := controller.Translate(src, s.opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.FileErrors) > 0 {
+		return nil, fmt.Errorf("desired state: %w", errors.Join(fileErrs(d.FileErrors)...))
+	}
+	return d.Config, nil
+}
+
+func fileErrs(fe []source.FileError) []error {
+	out := make([]error, len(fe))
+	for i, e := range fe {
+		out[i] = fmt.Errorf("%s: %w", e.Path, e.Err)
+	}
+	return out
+}
+
+func (a *app) diff(ctx context.Context, src inspect.Sources, f inspectFlags, desired *model.Config) error {
+	filter, err := f.filter()
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(f.haproxyDir)
+	if err != nil {
+		return fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err)
+	}
+	snap := inspect.Read(ctx, src)
+	if snap.State == nil || snap.State.Applied == nil {
+		return &exitError{code: exitUnreadable, err: fmt.Errorf("haroute's applied state is needed to compare: %s", strings.Join(snap.Notes, "; "))}
+	}
+	var files *inspect.Files
+	if files, err = inspect.ReadFiles(dir, snap.State.Applied); err != nil {
+		snap.Notes = append(snap.Notes, err.Error())
+		files = nil
+	}
+	admin := socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1})
+	if snap.Servers != nil {
+		snap.ReadMaps(ctx, admin, dir)
+	}
+	rows := snap.Diff(desired, files, filter)
+	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {
+		err = inspect.PrintDiff(a.stdout, rows, f.output == inspect.OutputWide, !f.noHeaders)
+		for _, n := range snap.Notes {
+			fmt.Fprintf(a.stderr, "note: %s\n", inspect.Cell(n))
+		}
+	} else {
+		err = inspect.Print(a.stdout, f.output, rows)
+	}
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 || len(snap.Notes) > 0 {
+		return &exitError{code: exitFound, err: fmt.Errorf("%d differences, %d sources unread", len(rows), len(snap.Notes))}
+	}
+	return nil
+}
