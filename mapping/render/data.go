@@ -19,6 +19,7 @@ const (
 	adminSocketFile = "haproxy.sock"
 	sniSocketFile   = "haproxy-sni.sock"
 	noSNISocketFile = "haproxy-no-sni.sock"
+	statsSocketFile = "stats.sock"
 	unixPrefix      = "unix@"
 )
 
@@ -76,6 +77,9 @@ type Paths struct {
 	RunDir string
 	// AdminSocket is the runtime API socket: Dir/run/haproxy.sock.
 	AdminSocket string
+	// StatsSocket serves HAProxy's read-only stats page (Dir/run/stats.sock), which haroute run
+	// publishes on the stats port behind STATS_USERNAME / STATS_PASSWORD.
+	StatsSocket string
 	// SNISocket and NoSNISocket are the unix sockets fe_sni and fe_no_sni listen on, taken from their
 	// frontends' binds when those are unix sockets (else Dir/run/haproxy-sni.sock and
 	// Dir/run/haproxy-no-sni.sock). be_sni and be_no_sni connect to them.
@@ -117,6 +121,7 @@ func newData(cfg *model.Config, dir string) (*Data, error) {
 		AdminSocket:        path.Join(dir, runDir, adminSocketFile),
 		SNISocket:          path.Join(dir, runDir, sniSocketFile),
 		NoSNISocket:        path.Join(dir, runDir, noSNISocketFile),
+		StatsSocket:        path.Join(dir, runDir, statsSocketFile),
 	}
 	for _, name := range standardMaps {
 		p.Maps[name] = path.Join(conf, name)
@@ -139,7 +144,7 @@ func newData(cfg *model.Config, dir string) (*Data, error) {
 			p.NoSNISocket = strings.TrimPrefix(sock, unixPrefix)
 		}
 	}
-	for _, s := range []string{p.AdminSocket, p.SNISocket, p.NoSNISocket} {
+	for _, s := range []string{p.AdminSocket, p.SNISocket, p.NoSNISocket, p.StatsSocket} {
 		if len(s) > maxSocketPath {
 			return nil, fmt.Errorf("socket path %q is longer than %d bytes", s, maxSocketPath)
 		}

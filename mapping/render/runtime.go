@@ -16,6 +16,8 @@ type RuntimePaths struct {
 	CADir        string
 	AdminSocket  string
 	MasterSocket string
+	// StatsSocket serves HAProxy's stats page (the default template's "frontend stats").
+	StatsSocket string
 }
 
 // PathsFor returns the runtime paths of a config rendered into dir.
@@ -35,6 +37,7 @@ func PathsFor(cfg *model.Config, dir string) (RuntimePaths, error) {
 		CADir:        d.Paths.CADir,
 		AdminSocket:  d.Paths.AdminSocket,
 		MasterSocket: d.Paths.RunDir + "/master.sock",
+		StatsSocket:  d.Paths.StatsSocket,
 	}, nil
 }
 
