@@ -229,20 +229,29 @@ func (a *app) serveState(ctx context.Context, g *group, ctl *controller.Controll
 }
 
 // statsHandler is what the stats port serves: the controller's /healthz, /healthz/ready and /metrics,
-// and, when STATS_USERNAME and STATS_PASSWORD are set, the read-only Data Plane API view of the live
-// HAProxy under /v3/ behind basic authentication (it shows every backend's servers and every map).
+// and, when STATS_USERNAME and STATS_PASSWORD are set, behind basic authentication, HAProxy's stats
+// page on / (as OpenShift serves it) and the read-only Data Plane API view of the live HAProxy under
+// /v3/ (both show every backend's servers).
 func (a *app) statsHandler(ctl *controller.Controller, rc runConfig) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/", controller.Handler(ctl))
+	ctlHandler := controller.Handler(ctl)
 	if rc.statsUser == "" {
-		a.log.Info("the Data Plane API view is not served on the stats port: set STATS_USERNAME and STATS_PASSWORD to serve it")
-		return mux
+		a.log.Info("the stats page and the Data Plane API view are not served on the stats port: set STATS_USERNAME and STATS_PASSWORD to serve them")
+		return ctlHandler
 	}
 	paths, err := render.PathsFor(&model.Config{}, rc.dir)
 	if err != nil {
-		a.log.Warn("the Data Plane API view is not served", "err", err)
-		return mux
+		a.log.Warn("the stats page and the Data Plane API view are not served", "err", err)
+		return ctlHandler
 	}
+	mux := http.NewServeMux()
+	page := basicAuth(rc.statsUser, rc.statsPassword, statsPage(paths.StatsSocket))
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isStatsPage(r) {
+			page.ServeHTTP(w, r)
+			return
+		}
+		ctlHandler.ServeHTTP(w, r)
+	}))
 	admin := socket.NewAdmin(rc.adminSocket, socket.Options{})
 	mux.Handle("/v3/", basicAuth(rc.statsUser, rc.statsPassword, inspect.DataPlaneHandler(admin, paths, nil)))
 	return mux

@@ -176,7 +176,8 @@ func TestExplainCommand(t *testing.T) {
 }
 
 // TestDataPlaneView: with STATS_USERNAME and STATS_PASSWORD, the stats port serves the read-only Data
-// Plane API view behind basic authentication, and refuses writes.
+// Plane API view behind basic authentication, and refuses writes; HAProxy's stats page is on / behind
+// the same credentials, read-only.
 func TestDataPlaneView(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.2.12", "web")
@@ -218,6 +219,24 @@ func TestDataPlaneView(t *testing.T) {
 	}
 	if code, _ := do(http.MethodDelete, "/backends/be_http:e2e:dp/servers/x", "admin", "s3cret"); code != http.StatusMethodNotAllowed {
 		t.Fatalf("DELETE: %d, want 405", code)
+	}
+
+	// HAProxy's own stats page on /, behind the same credentials; /metrics stays open.
+	base = fmt.Sprintf("http://127.0.0.1:%d", r.StatsPort)
+	if code, _ := do(http.MethodGet, "/", "", ""); code != http.StatusUnauthorized {
+		t.Fatalf("GET / without credentials: %d", code)
+	}
+	if code, body := do(http.MethodGet, "/", "admin", "s3cret"); code != http.StatusOK || !strings.Contains(body, "be_http:e2e:dp") || !strings.Contains(body, "Statistics Report") {
+		t.Fatalf("GET / (the stats page): %d %.300s", code, body)
+	}
+	if code, body := do(http.MethodGet, "/;csv", "admin", "s3cret"); code != http.StatusOK || !strings.HasPrefix(body, "# pxname,svname") {
+		t.Fatalf("GET /;csv: %d %.300s", code, body)
+	}
+	if code, _ := do(http.MethodPost, "/", "admin", "s3cret"); code != http.StatusMethodNotAllowed {
+		t.Fatalf("POST / (the stats page's admin actions): %d, want 405", code)
+	}
+	if code, _ := do(http.MethodGet, "/metrics", "", ""); code != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", code)
 	}
 }
 
