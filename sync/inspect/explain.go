@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
@@ -264,10 +265,13 @@ type modelIndex struct {
 	maps    map[string]map[string]string
 	routeOf map[string]string
 	certOf  map[string]string
+	// onHost are the Routes by host ("*.domain" for wildcard Routes).
+	onHost map[string][]model.RouteInfo
 }
 
 func newModelIndex(cfg *model.Config) *modelIndex {
-	ix := &modelIndex{maps: map[string]map[string]string{}, routeOf: map[string]string{}, certOf: map[string]string{}}
+	ix := &modelIndex{maps: map[string]map[string]string{}, routeOf: map[string]string{}, certOf: map[string]string{},
+		onHost: map[string][]model.RouteInfo{}}
 	for _, m := range cfg.Maps {
 		entries := make(map[string]string, len(m.Entries))
 		for _, en := range m.Entries {
@@ -276,6 +280,7 @@ func newModelIndex(cfg *model.Config) *modelIndex {
 		ix.maps[m.Name] = entries
 	}
 	for _, r := range cfg.Routes {
+		ix.onHost[r.Host] = append(ix.onHost[r.Host], r)
 		if _, ok := ix.routeOf[r.Backend]; !ok {
 			ix.routeOf[r.Backend] = r.Namespace + "/" + r.Name
 		}
@@ -349,9 +354,12 @@ func (s *Snapshot) hostRoutes(out *Explanation, host string) {
 	if s.State == nil || s.State.Applied == nil {
 		return
 	}
-	for _, r := range s.State.Applied.Routes {
-		id := r.Namespace + "/" + r.Name
-		if (r.Host == host || r.Host == wildcardKey(host)) && id != out.Route {
+	routes := s.index.onHost[host]
+	if w := wildcardKey(host); w != host {
+		routes = append(slices.Clone(routes), s.index.onHost[w]...)
+	}
+	for _, r := range routes {
+		if id := r.Namespace + "/" + r.Name; id != out.Route {
 			out.Competing = append(out.Competing, id+" (path "+orDash(r.Path)+")")
 		}
 	}
