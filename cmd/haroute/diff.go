@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,21 +42,18 @@ func newDiffCommand(a *app) *cobra.Command {
 			"Exit status: 0 no difference, 1 differences, 2 could not read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			src, err := f.sources()
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			var desired *model.Config
-			if !noDesired {
-				rf := renderFlags{allowLoopback: allowLoopback}
-				changed := func(name string) bool { return name == flagAllowLoopback && cmd.Flags().Changed(name) }
-				if desired, err = a.desiredState(ctx, rf, changed, manifests, kubeconfig); err != nil {
-					return &exitError{code: exitUnreadable, err: err}
+			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error {
+				var desired *model.Config
+				if !noDesired {
+					rf := renderFlags{allowLoopback: allowLoopback}
+					changed := func(name string) bool { return name == flagAllowLoopback && cmd.Flags().Changed(name) }
+					var err error
+					if desired, err = a.desiredState(ctx, rf, changed, manifests, kubeconfig); err != nil {
+						return &exitError{code: exitUnreadable, err: err}
+					}
 				}
-			}
-			return a.diff(ctx, src, f, desired)
+				return a.diff(ctx, src, f, desired)
+			})
 		},
 	}
 	f.add(cmd)
@@ -147,15 +141,8 @@ func (a *app) diff(ctx context.Context, src inspect.Sources, f inspectFlags, des
 		snap.ReadMaps(ctx, admin, dir)
 	}
 	rows := snap.Diff(desired, files, filter)
-	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {
-		err = inspect.PrintDiff(a.stdout, rows, f.output == inspect.OutputWide, !f.noHeaders)
-		for _, n := range snap.Notes {
-			fmt.Fprintf(a.stderr, "note: %s\n", inspect.Cell(n))
-		}
-	} else {
-		err = inspect.Print(a.stdout, f.output, rows)
-	}
-	if err != nil {
+	printTable := func() error { return inspect.PrintDiff(a.stdout, rows, f.output == inspect.OutputWide, !f.noHeaders) }
+	if err := f.print(a, rows, printTable, snap.Notes); err != nil {
 		return err
 	}
 	if len(rows) > 0 || len(snap.Notes) > 0 {

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -29,13 +26,7 @@ func newDoctorCommand(a *app) *cobra.Command {
 			"Exit status: 0 no error or warning, 1 some, 2 nothing could be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			src, err := f.sources()
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return a.doctor(ctx, src, f, manifests)
+			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error { return a.doctor(ctx, src, f, manifests) })
 		},
 	}
 	f.add(cmd)

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -33,10 +30,6 @@ func newExplainCommand(a *app) *cobra.Command {
 			"HAProxy disagree, 2 nothing could be read.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := f.sources()
-			if err != nil {
-				return err
-			}
 			req := inspect.Request{URL: args[0], SNI: sni}
 			if header != "" {
 				name, value, ok := strings.Cut(header, ":")
@@ -45,9 +38,7 @@ func newExplainCommand(a *app) *cobra.Command {
 				}
 				req.Host = strings.TrimSpace(value)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return a.explain(ctx, src, f, req, manifests)
+			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error { return a.explain(ctx, src, f, req, manifests) })
 		},
 	}
 	f.add(cmd)

@@ -68,6 +68,33 @@ func (f *inspectFlags) filter() (inspect.Filter, error) {
 	return inspect.Filter{Namespace: f.namespace, Selector: sel}, nil
 }
 
+// run checks the flags and calls fn with the sockets and a context that ends on SIGINT or SIGTERM:
+// the common start of every inspection command.
+func (f *inspectFlags) run(cmd *cobra.Command, fn func(ctx context.Context, src inspect.Sources) error) error {
+	src, err := f.sources()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return fn(ctx, src)
+}
+
+// print writes a view: as a table (printTable, the sources' notes on standard error when notes is
+// true), or as JSON or YAML (v).
+func (f *inspectFlags) print(a *app, v any, printTable func() error, notes []string) error {
+	if f.output != inspect.OutputTable && f.output != inspect.OutputWide {
+		return inspect.Print(a.stdout, f.output, v)
+	}
+	if err := printTable(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(a.stderr, "note: %s\n", inspect.Cell(n))
+	}
+	return nil
+}
+
 func (f *inspectFlags) sources() (inspect.Sources, error) {
 	dir, err := filepath.Abs(f.haproxyDir)
 	if err != nil {
@@ -111,17 +138,11 @@ func newStateCommand(a *app) *cobra.Command {
 		Args:      cobra.MatchAll(cobra.MaximumNArgs(1), cobra.OnlyValidArgs),
 		ValidArgs: stateViews,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := f.sources()
-			if err != nil {
-				return err
-			}
 			view := "summary"
 			if len(args) == 1 {
 				view = args[0]
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return a.state(ctx, src, f, view)
+			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error { return a.state(ctx, src, f, view) })
 		},
 	}
 	f.add(cmd)
@@ -160,7 +181,7 @@ func (a *app) stateOnce(ctx context.Context, src inspect.Sources, f inspectFlags
 		return err
 	}
 	admin := socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1})
-	table, wide, headers, now := f.output == inspect.OutputTable, f.output == inspect.OutputWide, !f.noHeaders, time.Now()
+	wide, headers, now := f.output == inspect.OutputWide, !f.noHeaders, time.Now()
 	var v any
 	var printTable func() error
 	found := 0
@@ -206,17 +227,11 @@ func (a *app) stateOnce(ctx context.Context, src inspect.Sources, f inspectFlags
 		found = sum.Rejected + sum.NoServer + sum.FailedReloads + sum.CertsExpired
 		v, printTable = sum, func() error { return inspect.PrintSummary(a.stdout, sum) }
 	}
-	if table || wide {
-		err = printTable()
-		if view != "summary" {
-			for _, n := range snap.Notes {
-				fmt.Fprintf(a.stderr, "note: %s\n", inspect.Cell(n))
-			}
-		}
-	} else {
-		err = inspect.Print(a.stdout, f.output, v)
+	notes := snap.Notes
+	if view == "summary" {
+		notes = nil // the overview shows them itself
 	}
-	if err != nil {
+	if err := f.print(a, v, printTable, notes); err != nil {
 		return err
 	}
 	if found > 0 || len(snap.Notes) > 0 {
