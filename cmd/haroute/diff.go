@@ -141,6 +141,9 @@ func (a *app) diff(ctx context.Context, src inspect.Sources, f inspectFlags, des
 		snap.ReadMaps(ctx, admin, dir)
 	}
 	rows := snap.Diff(desired, files, filter)
+	if rows == nil {
+		rows = []inspect.DiffRow{} // JSON [] rather than null
+	}
 	printTable := func() error { return inspect.PrintDiff(a.stdout, rows, f.output == inspect.OutputWide, !f.noHeaders) }
 	if err := f.print(a, rows, printTable, snap.Notes); err != nil {
 		return err

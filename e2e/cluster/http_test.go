@@ -5,6 +5,7 @@ package cluster
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,7 +16,8 @@ import (
 
 // TestHTTPRoute: a plain HTTP Route to a Service whose EndpointSlice lists two backends in a network
 // namespace is served by both; changing the slice to one backend moves all traffic to it; an unknown
-// host gets HAProxy's 503; the Route is Admitted in its status.
+// host gets HAProxy's 503; the Route is Admitted in its status; haroute diff, reading the cluster,
+// finds nothing.
 func TestHTTPRoute(t *testing.T) {
 	c, ns, pods := framework.Setup(t, "http")
 	a, b := pods.StartBackend("pod-a"), pods.StartBackend("pod-b")
@@ -31,6 +33,12 @@ func TestHTTPRoute(t *testing.T) {
 	adm := c.WaitAdmitted(t, ns, "web", "True", "")
 	if adm.RouterName == "" {
 		t.Errorf("Admitted condition without a router name: %+v", adm)
+	}
+
+	// haroute diff, reading the cluster with the router's kubeconfig: desired, applied, HAProxy and
+	// the files agree.
+	if out, code := r.Inspect(t, "diff", "--kubeconfig", c.Kubeconfig, "-o", "json"); code != 0 || strings.TrimSpace(string(out)) != "[]" {
+		t.Errorf("haroute diff against the cluster: exit %d\n%s", code, out)
 	}
 
 	c.SetEndpoints(t, ns, "web", b)

@@ -3,8 +3,10 @@
 package framework
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -113,3 +115,18 @@ func (c *Cluster) newRouter(t *testing.T) *ClusterRouter {
 
 // Eventually polls cond (bounded by WaitTimeout) until it returns nil, and returns its last error.
 func Eventually(cond func() error) error { return testbed.Eventually(WaitTimeout, waitInterval, cond) }
+
+// Inspect runs `haroute <args> --haproxy-dir <r's>` (an inspection command: state, diff, explain,
+// doctor) and returns its standard output and exit status.
+func (r *ClusterRouter) Inspect(t *testing.T, args ...string) ([]byte, int) {
+	t.Helper()
+	out, err := exec.Command(haroute, append(args, "--haproxy-dir", r.Dir)...).Output()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return out, ee.ExitCode()
+	case err != nil:
+		t.Fatalf("haroute %v: %v", args, err)
+	}
+	return out, 0
+}
