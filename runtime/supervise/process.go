@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -41,6 +42,7 @@ type process struct {
 	err    error         // cmd.Wait's result, valid once exited is closed
 
 	outputs    []*os.File     // read ends of stdout and stderr
+	alerts     alerts         // its [ALERT] lines, for diagnose
 	readers    sync.WaitGroup // the goroutines logging them
 	finishOnce sync.Once
 }
@@ -79,8 +81,9 @@ func (s *Supervisor) start(attempt int) (*process, error) {
 	log := s.log.With("pid", p.pid)
 	log.Info("haproxy starting", "attempt", attempt, "bin", s.bin, "config", s.ConfigPath())
 	p.readers.Add(2)
-	go logOutput(&p.readers, outR, log.With("stream", "stdout"))
-	go logOutput(&p.readers, errR, log.With("stream", "stderr"))
+	out := output{alerts: &p.alerts, quiet: s.quietAlerts()}
+	go out.log(&p.readers, outR, log.With("stream", "stdout"))
+	go out.log(&p.readers, errR, log.With("stream", "stderr"))
 	go func() {
 		p.err = cmd.Wait()
 		close(p.exited)
@@ -164,9 +167,16 @@ func (p *process) finish() {
 	})
 }
 
-// logOutput logs r line by line (lines cut at maxLine bytes) until EOF or an error, at the level
+// log logs r line by line (lines cut at maxLine bytes) until EOF or an error, at the level
 // classify gives each line.
-func logOutput(wg *sync.WaitGroup, r io.Reader, log *slog.Logger) {
+// output logs one process's output: its alerts are kept, and an alert the previous failed start
+// already reported (quiet) is logged at debug, so that a start failing again and again says why once.
+type output struct {
+	alerts *alerts
+	quiet  map[string]bool
+}
+
+func (o output) log(wg *sync.WaitGroup, r io.Reader, log *slog.Logger) {
 	defer wg.Done()
 	br := bufio.NewReaderSize(r, maxLine)
 	var line []byte
@@ -177,19 +187,25 @@ func logOutput(wg *sync.WaitGroup, r io.Reader, log *slog.Logger) {
 		}
 		if err != nil {
 			if len(line) > 0 {
-				logLine(log, string(line))
+				o.line(log, string(line))
 			}
 			return
 		}
 		if more {
 			continue
 		}
-		logLine(log, string(line))
+		o.line(log, string(line))
 		line = line[:0]
 	}
 }
 
-func logLine(log *slog.Logger, line string) {
+func (o output) line(log *slog.Logger, line string) {
 	level, attrs := classify(line)
+	if strings.Contains(line, "[ALERT]") {
+		o.alerts.add(line)
+		if o.quiet[alertText(line)] {
+			level = slog.LevelDebug
+		}
+	}
 	log.Log(context.Background(), level, msgOutput, append(attrs, "line", line)...)
 }

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,12 +54,13 @@ const (
 
 // Log messages other code (and the tests) may look for.
 const (
-	msgStartFailed = "haproxy did not start"
-	msgStarted     = "haproxy started"
-	msgExited      = "haproxy exited unexpectedly"
-	msgRestarting  = "restarting haproxy"
-	msgStopped     = "haproxy stopped"
-	msgOutput      = "haproxy output"
+	msgStartFailed  = "haproxy did not start"
+	msgStillFailing = "haproxy still does not start"
+	msgStarted      = "haproxy started"
+	msgExited       = "haproxy exited unexpectedly"
+	msgRestarting   = "restarting haproxy"
+	msgStopped      = "haproxy stopped"
+	msgOutput       = "haproxy output"
 )
 
 // Supervisor runs one HAProxy master-worker process and keeps it running. Set the exported fields
@@ -78,6 +80,13 @@ type Supervisor struct {
 	running atomic.Bool
 	// termTimeout is the SIGTERM stage's bound (tests shorten it).
 	termTimeout time.Duration
+
+	// failMu guards the failure of the last starts: failure (nil once a start succeeds), how many
+	// starts in a row failed for its cause, and the alerts of the last one.
+	failMu     sync.Mutex
+	failure    *Failure
+	failStreak int
+	failAlerts []string
 }
 
 // New returns a Supervisor of the HAProxy binary bin serving dir (config dir/conf/haproxy.cfg,
@@ -125,11 +134,14 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		}
 		p, err := s.start(attempt)
 		if err != nil {
-			s.log.Error(msgStartFailed, "attempt", attempt, "err", err)
+			s.startFailed(nil, err, attempt)
 		} else {
-			ranFor, stopErr := s.watch(ctx, p)
+			ranFor, startErr, stopErr := s.watch(ctx, p)
 			if ctx.Err() != nil {
 				return errors.Join(context.Cause(ctx), stopErr)
+			}
+			if startErr != nil {
+				s.startFailed(p, startErr, attempt)
 			}
 			if ranFor >= healthyAfter {
 				eb.Reset()
@@ -139,7 +151,11 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		if wait == backoff.Stop { // MaxElapsedTime is 0, so this does not happen; stay bounded anyway
 			wait = maxBackoff
 		}
-		s.log.Info(msgRestarting, "in", wait.Round(time.Millisecond), "attempt", attempt+1)
+		level := slog.LevelInfo
+		if s.repeating() {
+			level = slog.LevelDebug
+		}
+		s.log.Log(ctx, level, msgRestarting, "in", wait.Round(time.Millisecond), "attempt", attempt+1)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -152,37 +168,37 @@ func (s *Supervisor) Run(ctx context.Context) error {
 
 // watch follows a started process: it waits for the master CLI (then signals Started), then until the
 // process exits or ctx ends (then stops it). It returns how long the process ran after it was ready
-// (0 when it never was) and, after ctx ended, the error of the stop.
-func (s *Supervisor) watch(ctx context.Context, p *process) (time.Duration, error) {
+// (0 when it never was), why it did not get ready, and, after ctx ended, the error of the stop.
+func (s *Supervisor) watch(ctx context.Context, p *process) (ranFor time.Duration, startErr, stopErr error) {
 	defer s.pid.Store(0)
 	readyAt, err := s.waitReady(ctx, p)
 	switch {
 	case ctx.Err() != nil:
-		return 0, s.stop(p)
+		return 0, nil, s.stop(p)
 	case err != nil:
-		s.log.Error(msgStartFailed, "pid", p.pid, "err", err)
 		if p.done() {
 			p.killGroup() // workers it may have left
 		} else if kerr := s.kill(p); kerr != nil {
 			s.log.Error("haproxy could not be killed", "pid", p.pid, "err", kerr)
 		}
 		p.finish()
-		return 0, nil
+		return 0, err, nil
 	}
+	s.startSucceeded()
 	select {
 	case s.started <- struct{}{}:
 	default:
 	}
 	select {
 	case <-ctx.Done():
-		return time.Since(readyAt), s.stop(p)
+		return time.Since(readyAt), nil, s.stop(p)
 	case <-p.exited:
 	}
-	ranFor := time.Since(readyAt)
+	ranFor = time.Since(readyAt)
 	s.log.Error(msgExited, "pid", p.pid, "status", p.status(), "ran", ranFor.Round(time.Millisecond))
 	p.killGroup() // workers left without their master
 	p.finish()
-	return ranFor, nil
+	return ranFor, nil, nil
 }
 
 // stop soft-stops p: SIGUSR1, StopTimeout; SIGTERM, termTimeout; SIGKILL to the group, killTimeout.
