@@ -12,6 +12,46 @@ const (
 	fdMargin        = 1000
 )
 
+// minFittedMaxConn is the smallest maxconn fitMaxConn lowers the default to; below it the limit is
+// too low to serve and only the warning is left.
+const minFittedMaxConn = 1000
+
+// fitMaxConn returns the maxconn a managed HAProxy gets on this machine: the default (50000, when
+// ROUTER_MAX_CONNECTIONS is not set) lowered, with one warning, to what the file-descriptor hard limit
+// allows, so that a newcomer's `haroute run --managed-haproxy` starts instead of restarting forever
+// on "Cannot raise FD limit". A value the user set, and every value in sidecar mode (HAProxy runs in
+// another container, with its own limit), is kept and only warned about.
+func fitMaxConn(log *slog.Logger, maxconn int, adjustable bool) int {
+	var lim syscall.Rlimit
+	if maxconn <= 0 || syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
+		return maxconn
+	}
+	fitted, fits := fittedMaxConn(maxconn, lim.Max)
+	if fits {
+		return maxconn
+	}
+	if !adjustable || fitted < minFittedMaxConn {
+		warnFDLimit(log, maxconn)
+		return maxconn
+	}
+	log.Warn("HAProxy's maxconn is lowered to fit this machine's file-descriptor limit; set ROUTER_MAX_CONNECTIONS to choose it, or raise the limit (ulimit -n) for the default",
+		"maxconn", fitted, "default", maxconn, "fd_hard_limit", lim.Max, "fd_left_for_servers", lim.Max-uint64(fitted)*fdPerConnection)
+	return fitted
+}
+
+// fittedMaxConn reports whether maxconn fits a hard limit of limit descriptors, and if not the maxconn
+// that leaves half of them to connections: the other half goes to the health-checked servers (one
+// each) and the listeners, whose number is not known before the first snapshot.
+func fittedMaxConn(maxconn int, limit uint64) (int, bool) {
+	if limit >= uint64(maxconn)*fdPerConnection+fdMargin {
+		return maxconn, true
+	}
+	if limit <= fdMargin {
+		return 0, false
+	}
+	return int((limit - fdMargin) / (2 * fdPerConnection)), false
+}
+
 // warnFDLimit warns when this machine's file-descriptor hard limit is too low for maxconn: HAProxy
 // would then stop at start-up with "Cannot raise FD limit". It only warns: the config may be meant for
 // another machine (a pod usually has a far higher limit).

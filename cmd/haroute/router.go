@@ -10,6 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
@@ -29,6 +32,9 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	// A managed HAProxy runs under this process's limits: the default maxconn is fitted to them.
+	rc.settings.opts.MaxConnections = fitMaxConn(a.log, rc.settings.opts.MaxConnections,
+		rc.managed != "" && strings.TrimSpace(a.getenv("ROUTER_MAX_CONNECTIONS")) == "")
 	inst, err := a.newInstance(rc)
 	if err != nil {
 		return err
@@ -37,7 +43,6 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	warnFDLimit(a.log, rc.settings.opts.MaxConnections)
 	// The stats port is taken first, so that a port in use fails before anything starts.
 	statsLn, err := listenStats(rc)
 	if err != nil {
@@ -55,6 +60,13 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 			err = errors.Join(err, werr)
 		}
 	}()
+	boot := newStartup(promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	if statsLn != nil {
+		// Served from now on, so that /healthz/ready says what the router waits for.
+		srv := &http.Server{Handler: boot, ReadHeaderTimeout: statsReadHeaderTimout}
+		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, statsLn) })
+		a.log.Info("serving /healthz, /healthz/ready and /metrics", "addr", statsLn.Addr().String())
+	}
 	g.start(ctx, "source", src.Run)
 	if !a.waitSynced(ctx, src) {
 		return nil
@@ -65,7 +77,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	if err := a.writeFirstConfig(src, inst, rc); err != nil || rc.once {
 		return err
 	}
-	restarts, err := a.startHAProxy(ctx, g, rc)
+	restarts, err := a.startHAProxy(ctx, g, rc, boot)
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
@@ -78,7 +90,8 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 		Metrics:       metrics,
 		Log:           a.log,
 	}
-	a.startParts(ctx, g, ctl, statusQueue, statsLn, rc)
+	a.startParts(ctx, g, ctl, statusQueue, rc)
+	boot.serve(a.statsHandler(ctl, rc))
 	<-ctx.Done()
 	if parent.Err() != nil {
 		a.log.Info("stopping")
@@ -144,8 +157,9 @@ func (a *app) writeFirstConfig(src source.Source, inst *haproxy.Instance, rc run
 // startHAProxy starts a managed HAProxy under a supervisor and returns its restart signals, or, in
 // sidecar mode, waits for the sockets of the HAProxy others start (nil signals: the controller finds
 // restarts in HAProxy's process list). It returns nil, nil when ctx ends first.
-func (a *app) startHAProxy(ctx context.Context, g *group, rc runConfig) (<-chan struct{}, error) {
+func (a *app) startHAProxy(ctx context.Context, g *group, rc runConfig, boot *startup) (<-chan struct{}, error) {
 	if rc.managed == "" {
+		boot.setPhase("waiting for the sockets of the HAProxy started beside haroute: " + rc.adminSocket + ", " + rc.masterSocket)
 		a.log.Info("waiting for HAProxy's sockets", "admin", rc.adminSocket, "master", rc.masterSocket)
 		if err := supervise.WaitForSockets(ctx, rc.adminSocket, rc.masterSocket); err != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("waiting for HAProxy: %w", err)
@@ -153,6 +167,8 @@ func (a *app) startHAProxy(ctx context.Context, g *group, rc runConfig) (<-chan 
 		return nil, nil
 	}
 	sup := supervise.New(rc.managed, rc.dir, a.log)
+	boot.setPhase("starting HAProxy")
+	boot.sup.Store(sup)
 	g.start(ctx, "haproxy supervisor", sup.Run)
 	a.log.Info("starting HAProxy", "binary", rc.managed, "config", sup.ConfigPath())
 	select {
@@ -162,9 +178,9 @@ func (a *app) startHAProxy(ctx context.Context, g *group, rc runConfig) (<-chan 
 	return sup.Started(), nil
 }
 
-// startParts starts the controller and what serves beside it: the status writer, the stats listener
+// startParts starts the controller and what serves beside it: the status writer, the state socket
 // and the onReady hook.
-func (a *app) startParts(ctx context.Context, g *group, ctl *controller.Controller, statusQueue *status.Queue, statsLn net.Listener, rc runConfig) {
+func (a *app) startParts(ctx context.Context, g *group, ctl *controller.Controller, statusQueue *status.Queue, rc runConfig) {
 	if statusQueue != nil {
 		// Status is written by its own worker, so that the sync loop never waits for the API server.
 		g.start(ctx, "route status", func(ctx context.Context) error {
@@ -172,11 +188,6 @@ func (a *app) startParts(ctx context.Context, g *group, ctl *controller.Controll
 			return nil
 		})
 		ctl.Status = statusQueue
-	}
-	if statsLn != nil {
-		srv := &http.Server{Handler: a.statsHandler(ctl, rc), ReadHeaderTimeout: statsReadHeaderTimout}
-		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, statsLn) })
-		a.log.Info("serving /healthz, /healthz/ready and /metrics", "addr", statsLn.Addr().String())
 	}
 	if err := a.serveState(ctx, g, ctl, rc); err != nil {
 		// The inspection commands degrade without it; the router serves regardless.
