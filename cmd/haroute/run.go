@@ -167,6 +167,12 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 		errs = append(errs, errors.New("--manifests and --kubeconfig exclude each other"))
 	case f.manifests != "":
 		rc.kubeconfig = ""
+		// Checked before anything is written or started: a folder that is not there is a typo.
+		if st, err := os.Stat(f.manifests); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", flagManifests, err))
+		} else if !st.IsDir() {
+			errs = append(errs, fmt.Errorf("--%s %s: not a directory", flagManifests, f.manifests))
+		}
 	case s.opts.AllowLoopbackEndpoints:
 		errs = append(errs, errors.New("--allow-loopback-endpoints is for folder mode (--manifests) only: in a cluster a hand-made EndpointSlice could publish the router's own sockets"))
 	}

@@ -31,12 +31,16 @@ func TestRunRefusesBadSettings(t *testing.T) {
 		{"bad port", nil, []string{"--manifests", dir, "--http-port", "0"}, "--http-port"},
 		{"stats user without password", map[string]string{"STATS_USERNAME": "admin"}, []string{"--manifests", dir}, "STATS_PASSWORD"},
 		{"no cluster", nil, []string{"--kubeconfig", filepath.Join(dir, "missing"), "--haproxy-dir", dir}, "cluster configuration"},
+		{"no folder", nil, []string{"--manifests", filepath.Join(dir, "missing"), "--haproxy-dir", filepath.Join(dir, "untouched")}, "no such file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := runCLI(t, c.env, append([]string{"run"}, c.args...)...)
 			if res.err == nil || !strings.Contains(res.err.Error(), c.want) {
 				t.Fatalf("err = %v, want one mentioning %q", res.err, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "untouched")); err == nil {
+				t.Fatal("a refused run wrote its HAProxy directory")
 			}
 		})
 	}
@@ -48,7 +52,7 @@ func TestRunSettingsFromEnv(t *testing.T) {
 		return map[string]string{"STATS_PORT": "0", "RELOAD_INTERVAL": "2", "ROUTER_CANONICAL_HOSTNAME": "router.example.com"}[k]
 	}}
 	f := runFlags{statsPort: defaultStatsPort, reloadInterval: 5 * time.Second, mode: modeRuntime, driftInterval: time.Second, updateStatus: true}
-	f.manifests, f.haproxyDir, f.httpPort, f.httpsPort = "m", "h", 80, 443
+	f.manifests, f.haproxyDir, f.httpPort, f.httpsPort = t.TempDir(), "h", 80, 443
 	none := func(string) bool { return false }
 	rc, err := a.runSettings(f, none)
 	if err != nil {
