@@ -268,7 +268,7 @@ func writeDemoManifests(dir string, port int, now time.Time) error {
 	}
 	certPEM, keyPEM := splitPEM(pemData)
 	data := demo.Data{Port: port, EdgeCertificate: certPEM, EdgeKey: keyPEM}
-	names, err := fs.Glob(demo.Templates, "*.yaml.tmpl")
+	names, err := fs.Glob(demo.Templates, "*.tmpl")
 	if err != nil || len(names) == 0 {
 		return fmt.Errorf("demo manifests: no templates embedded (%v)", err)
 	}
@@ -327,6 +327,53 @@ func indent(n int, s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// demoEdit is one edit the demo suggests: what it prints, and what the edit is, so that a test makes
+// each one exactly as printed and checks its effect.
+type demoEdit struct {
+	say string
+	// file is the manifest edited (under the demo's folder); edit returns its new content, or rename
+	// names the file it is renamed to.
+	file   string
+	edit   func([]byte) []byte
+	rename string
+	// host answers, after the edit, from these backends.
+	host     string
+	backends []string
+}
+
+// demoEdits are the edits the demo suggests, in order (each builds on the ones before).
+var demoEdits = []demoEdit{
+	{
+		say:  `in 10-hello.yaml, change the address "127.0.0.2" to "127.0.0.4": hello now answers from "stable";`,
+		file: "10-hello.yaml", edit: replacer(`"127.0.0.2"`, `"127.0.0.4"`),
+		host: "hello", backends: []string{"stable"},
+	},
+	{
+		say: `in 10-hello.yaml, add a second pod: a second entry under endpoints, "- addresses: ["127.0.0.3"]" with its own` + "\n" +
+			`    conditions and targetRef (Kubernetes uses only the first address of an entry): hello answers from both;`,
+		file: "10-hello.yaml", edit: func(b []byte) []byte {
+			return append(b, []byte("- addresses: [\"127.0.0.3\"]\n  conditions: {ready: true}\n  targetRef: {kind: Pod, namespace: demo, name: hello-2}\n")...)
+		},
+		host: "hello", backends: []string{"stable", "api"},
+	},
+	{
+		say:  `in 50-split.yaml, change both weights (80 and 20) to 50: split answers half and half;`,
+		file: "50-split.yaml", edit: func(b []byte) []byte {
+			return replacer("weight: 20", "weight: 50")(replacer("weight: 80", "weight: 50")(b))
+		},
+		host: "split", backends: []string{"stable", "canary"},
+	},
+	{
+		say:  `rename 60-more.yaml.off to 60-more.yaml: a new Route, http://more.haroute.test/, served without a reload; delete it again.`,
+		file: "60-more.yaml.off", rename: "60-more.yaml",
+		host: "more", backends: []string{"stable", "api"},
+	},
+}
+
+func replacer(old, repl string) func([]byte) []byte {
+	return func(b []byte) []byte { return bytes.ReplaceAll(b, []byte(old), []byte(repl)) }
+}
+
 // printDemoHelp prints what to try once the demo serves.
 func printDemoHelp(w io.Writer, f demoFlags, manifests string) {
 	h, s := strconv.Itoa(f.httpPort), strconv.Itoa(f.httpsPort)
@@ -345,10 +392,9 @@ func printDemoHelp(w io.Writer, f demoFlags, manifests string) {
 		b.WriteString("  curl -s http://" + demoListen + ":" + strconv.Itoa(f.statsPort) + "/metrics | grep ^haroute_\n")
 	}
 	b.WriteString("\nEdit the manifests in " + manifests + " while it runs, for example:\n")
-	b.WriteString("  - in 10-hello.yaml, change the address 127.0.0.2 to 127.0.0.4 (hello's Route now answers from \"stable\"),\n")
-	b.WriteString("    or add \"127.0.0.3\" to its addresses list (two pods);\n")
-	b.WriteString("  - in 50-split.yaml, change the weights 80/20 to 50/50;\n")
-	b.WriteString("  - copy 10-hello.yaml to 60-more.yaml and rename the Route and its host (a new Route); delete it again.\n")
-	b.WriteString("Each change logs one sync line: these need no reload (reloads 0). Ctrl-C stops everything.\n\n")
+	for _, e := range demoEdits {
+		b.WriteString("  - " + e.say + "\n")
+	}
+	b.WriteString("Each change logs one sync line: these need no reload (reloaded=false). Ctrl-C stops everything.\n\n")
 	_, _ = io.WriteString(w, b.String())
 }

@@ -147,21 +147,47 @@ func TestDemoServesAndAppliesEdits(t *testing.T) {
 		t.Errorf("http://secure: %d, want the redirect to https", r.Status)
 	}
 
-	// An endpoint edit applies at runtime.
-	file := filepath.Join(manifests, "10-hello.yaml")
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, bytes.ReplaceAll(data, []byte(`"127.0.0.2"`), []byte(`"127.0.0.4"`)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	deadline = time.Now().Add(10 * time.Second)
-	for c.Fetch(t, "http://hello.haroute.test/").Backend != "stable" {
-		if time.Now().After(deadline) {
-			t.Fatalf("the edit did not apply within 10s")
+	// Every edit the demo prints, made as printed, applies at runtime with the effect it announces.
+	for _, e := range demoEdits {
+		if !strings.Contains(stdout.String(), e.say) {
+			t.Fatalf("the demo does not print the edit %q", e.say)
 		}
-		time.Sleep(20 * time.Millisecond)
+		file := filepath.Join(manifests, e.file)
+		if e.rename != "" {
+			if err := os.Rename(file, filepath.Join(manifests, e.rename)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, e.edit(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := map[string]bool{}
+		for _, b := range e.backends {
+			want[b] = true
+		}
+		url := "http://" + e.host + ".haroute.test/"
+		seen := map[string]bool{}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(seen) != len(want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("edit %q: %s answers from %v within 10s, want %v", e.say, url, seen, e.backends)
+			}
+			r := c.Fetch(t, url)
+			if want[r.Backend] {
+				seen[r.Backend] = true
+			} else {
+				clear(seen) // an answer from elsewhere: the edit has not (fully) applied yet
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	if regexp.MustCompile(`reloaded=true`).MatchString(stderr.String()) {
+		t.Errorf("an edit the demo prints reloaded HAProxy")
 	}
 	if !regexp.MustCompile(`msg=sync .*serversChanged=[1-9].*reloaded=false`).MatchString(stderr.String()) {
 		t.Errorf("no sync log line with a server change and reloaded=false")

@@ -6,9 +6,10 @@ package demo
 
 import "embed"
 
-// Templates are the *.yaml.tmpl files (text/template, see Data).
+// Templates are the *.yaml.tmpl files (text/template, see Data), and *.yaml.off.tmpl: manifests the
+// demo writes switched off (named *.yaml.off), for the user to switch on.
 //
-//go:embed *.yaml.tmpl
+//go:embed *.yaml.tmpl *.yaml.off.tmpl
 var Templates embed.FS
 
 // Data fills the templates.
