@@ -30,6 +30,7 @@ help: ## list the targets
 		awk 'BEGIN {FS = ":.*## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
 build: ## build bin/haroute (version from git describe, or "dev")
+	@[ -e $(BIN)/haroute ] || echo "building $(BIN)/haroute: the first build downloads and compiles the Go modules, which takes a few minutes on a fresh machine"
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/haroute ./cmd/haroute
 
 haproxy: ## install Debian's haproxy package when haproxy is missing
