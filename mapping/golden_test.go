@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/mappingtest"
 	"github.com/haroute/haroute/mapping/model"
@@ -87,7 +87,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			compareGolden(t, modelFile, got)
+			testbed.CompareGolden(t, modelFile, got, *update)
 
 			files, err := render.Render(cfg, render.Options{Dir: goldenDir, DefaultCertificatePEM: defaultCertPEM(t)})
 			if err != nil {
@@ -97,7 +97,7 @@ func TestGolden(t *testing.T) {
 			if err != nil || !bytes.Equal(renderDigest(files), renderDigest(again)) {
 				t.Fatalf("rendering the same model twice gave different files (err %v)", err)
 			}
-			compareGolden(t, renderFile, renderDigest(files))
+			testbed.CompareGolden(t, renderFile, renderDigest(files), *update)
 		})
 	}
 }
@@ -123,41 +123,7 @@ func TestGoldenOrphans(t *testing.T) {
 		}
 		orphans = append(orphans, filepath.Join(goldenSet, e.Name()))
 	}
-	slices.Sort(orphans)
-	if *update {
-		for _, o := range orphans {
-			if err := os.RemoveAll(o); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("removed %s: no case produces it", o)
-		}
-		return
-	}
-	if len(orphans) > 0 {
-		t.Errorf("%d golden file(s) that no case in %s produces (remove them, or run with -update):\n  %s",
-			len(orphans), casesDir, strings.Join(orphans, "\n  "))
-	}
-}
-
-// compareGolden compares got with the golden file, or rewrites it under -update.
-func compareGolden(t *testing.T, golden string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\n%s", golden, lineDiff(string(want), string(got)))
-	}
+	testbed.GoldenOrphans(t, orphans, "case in "+casesDir, *update)
 }
 
 // renderDigest lays the rendered files out as one readable text: each file under a "==> path" header,
@@ -190,27 +156,4 @@ func defaultCertPEM(t *testing.T) []byte {
 		pemData = append(pemData, b...)
 	}
 	return pemData
-}
-
-// lineDiff shows the first lines where want and got differ, with a little context.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			var b strings.Builder
-			for j := max(0, i-3); j < i; j++ {
-				b.WriteString("  " + w[j] + "\n")
-			}
-			b.WriteString("- " + wl + "\n+ " + gl + "\n")
-			return b.String()
-		}
-	}
-	return "(no line differs)"
 }

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/inspect"
 )
@@ -180,9 +178,9 @@ func TestGoldenViews(t *testing.T) {
 			again := renderViews(t, replay(t, rec))
 			for _, v := range goldenViews {
 				if !bytes.Equal(got[v.name], again[v.name]) {
-					t.Errorf("view %s: two reads of the same transcripts gave different output:\n%s", v.name, lineDiff(string(got[v.name]), string(again[v.name])))
+					t.Errorf("view %s: two reads of the same transcripts gave different output:\n%s", v.name, testbed.LineDiff(string(got[v.name]), string(again[v.name])))
 				}
-				compareGolden(t, goldenFile(series, v.name), got[v.name])
+				testbed.CompareGolden(t, goldenFile(series, v.name), got[v.name], *update)
 			}
 		})
 	}
@@ -221,62 +219,5 @@ func TestGoldenOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(orphans)
-	if *update {
-		for _, o := range orphans {
-			if err := os.RemoveAll(o); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("removed %s: no series and view produce it", o)
-		}
-		return
-	}
-	if len(orphans) > 0 {
-		t.Errorf("%d golden file(s) that no series of %s and no view produce (remove them, or run with -update):\n  %s",
-			len(orphans), transcriptsDir, strings.Join(orphans, "\n  "))
-	}
-}
-
-// compareGolden compares got with the golden file, or rewrites it under -update.
-func compareGolden(t *testing.T, golden string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run with -update to accept):\n%s", golden, lineDiff(string(want), string(got)))
-	}
-}
-
-// lineDiff shows the first lines where want and got differ, with a little context.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			var b strings.Builder
-			for j := max(0, i-3); j < i; j++ {
-				b.WriteString("  " + w[j] + "\n")
-			}
-			b.WriteString("- " + wl + "\n+ " + gl + "\n")
-			return b.String()
-		}
-	}
-	return "(no line differs)"
+	testbed.GoldenOrphans(t, orphans, "series of "+transcriptsDir+" nor view", *update)
 }

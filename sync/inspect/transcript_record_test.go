@@ -127,7 +127,7 @@ func TestRecordTranscripts(t *testing.T) {
 	replayed := renderViews(t, replay(t, saved))
 	for _, v := range goldenViews {
 		if !bytes.Equal(live[v.name], replayed[v.name]) {
-			t.Errorf("view %s: the replay differs from the live sockets:\n%s", v.name, lineDiff(string(live[v.name]), string(replayed[v.name])))
+			t.Errorf("view %s: the replay differs from the live sockets:\n%s", v.name, testbed.LineDiff(string(live[v.name]), string(replayed[v.name])))
 		}
 	}
 }
