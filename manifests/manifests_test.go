@@ -1,0 +1,209 @@
+// Package manifests holds the kustomize tree that deploys haroute (base, the Route CRD, overlays);
+// its tests render every variant as `kubectl kustomize` does and check what a deployment relies on.
+package manifests_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// variants are the folders a user renders.
+var variants = []string{"base", "crd", "overlays/kubernetes", "overlays/openshift", "overlays/sharded", "overlays/hostnetwork"}
+
+// render returns the objects of a variant, each as YAML.
+func render(t *testing.T, variant string) [][]byte {
+	t.Helper()
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	res, err := k.Run(filesys.MakeFsOnDisk(), variant)
+	if err != nil {
+		t.Fatalf("kustomize %s: %v", variant, err)
+	}
+	var out [][]byte
+	for _, r := range res.Resources() {
+		b, err := r.AsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// objects decodes the variant's objects of kind into T.
+func objects[T any](t *testing.T, variant, kind string) []T {
+	t.Helper()
+	var out []T
+	for _, b := range render(t, variant) {
+		var meta struct{ Kind string }
+		if err := yaml.Unmarshal(b, &meta); err != nil {
+			t.Fatal(err)
+		}
+		if meta.Kind != kind {
+			continue
+		}
+		var v T
+		if err := yaml.UnmarshalStrict(b, &v); err != nil {
+			t.Fatalf("%s: %s: %v", variant, kind, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestEveryVariantRenders: each variant renders and holds what it promises.
+func TestEveryVariantRenders(t *testing.T) {
+	want := map[string]map[string]int{
+		"base":                 {"Deployment": 1, "ClusterRole": 1, "Service": 2, "PodDisruptionBudget": 1},
+		"crd":                  {"CustomResourceDefinition": 1},
+		"overlays/kubernetes":  {"Deployment": 1, "CustomResourceDefinition": 1},
+		"overlays/openshift":   {"Deployment": 1, "CustomResourceDefinition": 0},
+		"overlays/sharded":     {"Deployment": 2, "ClusterRole": 2, "Namespace": 1},
+		"overlays/hostnetwork": {"Deployment": 1},
+	}
+	for _, v := range variants {
+		counts := map[string]int{}
+		for _, b := range render(t, v) {
+			var meta struct{ Kind string }
+			if err := yaml.Unmarshal(b, &meta); err != nil {
+				t.Fatal(err)
+			}
+			counts[meta.Kind]++
+		}
+		for kind, n := range want[v] {
+			if counts[kind] != n {
+				t.Errorf("%s: %d %s, want %d (%v)", v, counts[kind], kind, n, counts)
+			}
+		}
+	}
+}
+
+// TestPodIsLocked: every container of every variant runs without privilege escalation, on a read-only
+// root filesystem, with every capability dropped (NET_BIND_SERVICE only for HAProxy in hostnetwork),
+// under seccomp RuntimeDefault, with resource requests and probes; non-root except hostnetwork.
+func TestPodIsLocked(t *testing.T) {
+	for _, v := range variants {
+		for _, d := range objects[appsv1.Deployment](t, v, "Deployment") {
+			spec := d.Spec.Template.Spec
+			psc := spec.SecurityContext
+			if psc == nil || psc.SeccompProfile == nil || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+				t.Errorf("%s: pod without seccomp RuntimeDefault", v)
+			}
+			hostnet := v == "overlays/hostnetwork"
+			if !hostnet && (psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot) {
+				t.Errorf("%s: pod may run as root", v)
+			}
+			for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+				sc := c.SecurityContext
+				if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+					sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.Capabilities == nil ||
+					!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+					t.Errorf("%s: container %s is not locked down: %+v", v, c.Name, sc)
+					continue
+				}
+				wantAdd := []corev1.Capability(nil)
+				if hostnet && c.Name == "haproxy" {
+					wantAdd = []corev1.Capability{"NET_BIND_SERVICE"}
+				}
+				if !slices.Equal(sc.Capabilities.Add, wantAdd) {
+					t.Errorf("%s: container %s adds %v, want %v", v, c.Name, sc.Capabilities.Add, wantAdd)
+				}
+				if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() {
+					t.Errorf("%s: container %s without cpu and memory requests", v, c.Name)
+				}
+			}
+			for _, c := range spec.Containers {
+				if c.ReadinessProbe == nil || c.LivenessProbe == nil {
+					t.Errorf("%s: container %s without readiness and liveness probes", v, c.Name)
+				}
+			}
+		}
+	}
+}
+
+// TestGraceAndHardStopAgree: the kubelet waits longer than HAProxy's hard-stop-after, so that a
+// soft-stopped HAProxy ends its long connections itself.
+func TestGraceAndHardStopAgree(t *testing.T) {
+	for _, v := range variants {
+		for _, d := range objects[appsv1.Deployment](t, v, "Deployment") {
+			spec := d.Spec.Template.Spec
+			var hardStop time.Duration
+			for _, c := range spec.Containers {
+				for _, e := range c.Env {
+					if e.Name == "ROUTER_HARD_STOP_AFTER" {
+						var err error
+						if hardStop, err = time.ParseDuration(e.Value); err != nil {
+							t.Fatalf("%s: ROUTER_HARD_STOP_AFTER=%q: %v", v, e.Value, err)
+						}
+					}
+				}
+			}
+			grace := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
+			if hardStop == 0 || hardStop >= grace {
+				t.Errorf("%s: hard-stop-after %v, terminationGracePeriodSeconds %v: want hard-stop-after set and shorter", v, hardStop, grace)
+			}
+		}
+	}
+}
+
+// TestClusterRoleIsWhatTheRouterIsGranted: the base ClusterRole grants exactly what haroute calls
+// (informers: list and watch, and get; the status writer's get and update of routes/status), no more.
+// The e2e suite runs its router with this ClusterRole (e2e/framework reads manifests/base/rbac.yaml),
+// so every scenario proves it is enough; this test makes any widening a visible change.
+func TestClusterRoleIsWhatTheRouterIsGranted(t *testing.T) {
+	roles := objects[rbacv1.ClusterRole](t, "base", "ClusterRole")
+	if len(roles) != 1 {
+		t.Fatalf("%d ClusterRoles", len(roles))
+	}
+	got := map[string]bool{}
+	for _, r := range roles[0].Rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, verb := range r.Verbs {
+					got[g+"/"+res+":"+verb] = true
+				}
+			}
+		}
+	}
+	var want []string
+	for _, res := range []string{"route.openshift.io/routes", "/services", "/namespaces", "/secrets", "discovery.k8s.io/endpointslices"} {
+		for _, verb := range []string{"get", "list", "watch"} {
+			want = append(want, res+":"+verb)
+		}
+	}
+	want = append(want, "route.openshift.io/routes/status:update")
+	for _, w := range want {
+		if !got[w] {
+			t.Errorf("the ClusterRole lacks %s", w)
+		}
+		delete(got, w)
+	}
+	for g := range got {
+		t.Errorf("the ClusterRole grants %s, which haroute does not use", g)
+	}
+}
+
+// TestCRDIsOpenShiftAPIs: the CRD the manifests install is the one the e2e suite installs.
+func TestCRDIsOpenShiftAPIs(t *testing.T) {
+	a, err := os.ReadFile("crd/routes.crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "e2e", "framework", "testdata", "routes.crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) || !strings.Contains(string(a), "name: routes.route.openshift.io") {
+		t.Error("manifests/crd/routes.crd.yaml differs from e2e/framework/testdata/routes.crd.yaml")
+	}
+}
