@@ -23,7 +23,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -253,19 +255,15 @@ func established(u *unstructured.Unstructured) bool {
 	return false
 }
 
-// grantRouter creates the router's namespace, ClusterRole and ClusterRoleBinding: what the deploy
-// manifests grant a router.
+// grantRouter creates the router's namespace, ClusterRole and ClusterRoleBinding, the ClusterRole's
+// rules read from the deploy manifests (manifests/base/rbac.yaml): every scenario then proves they are
+// enough.
 func (c *Cluster) grantRouter(ctx context.Context) error {
-	read := []string{"get", "list", "watch"}
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: routerRole},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routes"}, Verbs: read},
-			{APIGroups: []string{"route.openshift.io"}, Resources: []string{"routes/status"}, Verbs: []string{"update"}},
-			{APIGroups: []string{""}, Resources: []string{"services", "namespaces", "secrets"}, Verbs: read},
-			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: read},
-		},
+	rules, err := manifestRules()
+	if err != nil {
+		return err
 	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: routerRole}, Rules: rules}
 	binding := &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: routerRole},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: routerRole},
@@ -442,4 +440,26 @@ func Setup(t *testing.T, prefix string) (*Cluster, string, *PodNetwork) {
 	t.Helper()
 	c := Start(t)
 	return c, c.Namespace(t, prefix), NewPodNetwork(t)
+}
+
+// manifestRules returns the rules of the ClusterRole in manifests/base/rbac.yaml (its first document).
+func manifestRules() ([]rbacv1.PolicyRule, error) {
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		return nil, errors.New("manifest rules: no source path")
+	}
+	path := filepath.Join(filepath.Dir(self), "..", "..", "manifests", "base", "rbac.yaml")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("manifest rules: %w", err)
+	}
+	first, _, _ := strings.Cut(string(raw), "\n---\n")
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict([]byte(first), &role); err != nil {
+		return nil, fmt.Errorf("manifest rules: %s: %w", path, err)
+	}
+	if role.Kind != "ClusterRole" || len(role.Rules) == 0 {
+		return nil, fmt.Errorf("manifest rules: %s: the first document is no ClusterRole with rules", path)
+	}
+	return role.Rules, nil
 }
