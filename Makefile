@@ -23,7 +23,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 HAPROXY_SERIES := 3.0:trixie 3.2:sid 3.4:experimental
 HAPROXY_MATRIX := $(foreach s,$(HAPROXY_SERIES),$(firstword $(subst :, ,$(s))))
 
-.PHONY: help build haproxy haproxy-versions iproute2 demo test unit render-example fmt clean e2e-bin
+.PHONY: help build image-binary image haproxy haproxy-versions iproute2 demo test unit render-example fmt clean e2e-bin
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -32,6 +32,14 @@ help: ## list the targets
 build: ## build bin/haroute (version from git describe, or "dev")
 	@[ -e $(BIN)/haroute ] || echo "building $(BIN)/haroute: the first build downloads and compiles the Go modules, which takes a few minutes on a fresh machine"
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/haroute ./cmd/haroute
+
+image-binary: ## build bin/haroute-static: static (no cgo), stripped, for the image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o $(BIN)/haroute-static ./cmd/haroute
+
+IMAGE ?= haroute:$(VERSION)
+image: image-binary ## build the image (Dockerfile: the static binary on scratch) with podman or docker, as $(IMAGE)
+	@tool=$$(command -v podman || command -v docker) || { echo "image: needs podman or docker"; exit 1; }; \
+		$$tool build -t $(IMAGE) -f Dockerfile .
 
 haproxy: ## install Debian's haproxy package when haproxy is missing
 	@command -v haproxy >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y haproxy; }
