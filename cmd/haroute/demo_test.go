@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +16,6 @@ import (
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/sync/source"
 )
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers and readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestDemoManifestsAdmitted checks that the filled-in demo templates are valid manifests whose five
 // Routes are all admitted.
@@ -77,7 +57,7 @@ func TestDemoPortInUse(t *testing.T) {
 // answers from its backend, an edit of the hello Route's endpoints applies without a reload, and
 // cancelling the context stops everything and removes the folder.
 func TestDemoServesAndAppliesEdits(t *testing.T) {
-	var stdout, stderr syncBuffer
+	var stdout, stderr testbed.Buffer
 	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" },
 		log: slog.New(slog.NewTextHandler(&stderr, nil))}
 	f := demoFlags{httpPort: testbed.FreePort(t), httpsPort: testbed.FreePort(t), statsPort: testbed.FreePort(t), haproxy: testbed.HAProxyBinary()}

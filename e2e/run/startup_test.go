@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,7 +39,7 @@ func TestStartFailureSaysWhy(t *testing.T) {
 		"--bind-address", "127.0.0.1", "--http-port", fmt.Sprint(busy.Addr().(*net.TCPAddr).Port),
 		"--https-port", fmt.Sprint(testbed.FreePort(t)), "--stats-port", fmt.Sprint(stats))
 	cmd.Env = append(os.Environ(), "ROUTER_MAX_CONNECTIONS=2000")
-	var out syncBuffer
+	var out testbed.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -97,22 +95,4 @@ func TestStartFailureSaysWhy(t *testing.T) {
 	if !strings.Contains(logs, "already in use") || !strings.Contains(logs, "fix=") {
 		t.Errorf("the error line names no cause or fix")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the writers of a child's output and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
