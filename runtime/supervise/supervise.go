@@ -50,6 +50,8 @@ const (
 	initialBackoff = 200 * time.Millisecond
 	maxBackoff     = 10 * time.Second
 	healthyAfter   = 60 * time.Second
+	// startupWindow is how long a started HAProxy must run for its start to count as good.
+	startupWindow = 5 * time.Second
 )
 
 // Log messages other code (and the tests) may look for.
@@ -184,20 +186,33 @@ func (s *Supervisor) watch(ctx context.Context, p *process) (ranFor time.Duratio
 		p.finish()
 		return 0, err, nil
 	}
-	s.startSucceeded()
 	select {
 	case s.started <- struct{}{}:
 	default:
 	}
-	select {
-	case <-ctx.Done():
-		return time.Since(readyAt), nil, s.stop(p)
-	case <-p.exited:
+	// From 3.0 the master answers before its first worker has bound the listeners: a worker that
+	// cannot bind makes the master exit just after it answered. An exit with alerts within
+	// startupWindow is a failed start, and the start counts as good only once the window has passed.
+	window := time.NewTimer(startupWindow)
+	defer window.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return time.Since(readyAt), nil, s.stop(p)
+		case <-window.C:
+			s.startSucceeded()
+			continue
+		case <-p.exited:
+		}
+		break
 	}
 	ranFor = time.Since(readyAt)
-	s.log.Error(msgExited, "pid", p.pid, "status", p.status(), "ran", ranFor.Round(time.Millisecond))
 	p.killGroup() // workers left without their master
 	p.finish()
+	if ranFor < startupWindow && len(p.alerts.all()) > 0 {
+		return ranFor, fmt.Errorf("exited %v after its master answered (%s)", ranFor.Round(time.Millisecond), p.status()), nil
+	}
+	s.log.Error(msgExited, "pid", p.pid, "status", p.status(), "ran", ranFor.Round(time.Millisecond))
 	return ranFor, nil, nil
 }
 
