@@ -189,7 +189,7 @@ func (s *Snapshot) certFindings(now time.Time, add func(level, code, object, mes
 				"renew it before then")
 		case CertNotYet:
 			add(LevelWarn, "CERT_NOT_YET_VALID", obj, "the certificate is not valid yet: clients refuse it", "check its notBefore and the clocks")
-		case CertUnreadble:
+		case CertUnreadable:
 			add(LevelError, "CERT_UNREADABLE", obj, "the certificate cannot be read: "+l.Error, "")
 		case CertNotLoaded:
 			add(LevelError, "CERT_NOT_LOADED", obj, "HAProxy does not hold the certificate file "+l.File+": its hosts get the default certificate",

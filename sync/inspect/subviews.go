@@ -131,12 +131,12 @@ const certExpiringWithin = 30 * 24 * time.Hour
 
 // Certificate statuses of a CertLine.
 const (
-	CertValid     = "Valid"
-	CertExpiring  = "Expiring"
-	CertExpired   = "Expired"
-	CertNotYet    = "NotYetValid"
-	CertUnreadble = "Unreadable"
-	CertNotLoaded = "NotLoaded"
+	CertValid      = "Valid"
+	CertExpiring   = "Expiring"
+	CertExpired    = "Expired"
+	CertNotYet     = "NotYetValid"
+	CertUnreadable = "Unreadable"
+	CertNotLoaded  = "NotLoaded"
 )
 
 // CertLine is one certificate, as `haroute state certs` shows it.
@@ -199,7 +199,7 @@ func (s *Snapshot) CertsWhere(f Filter, now time.Time) []CertLine {
 func certStatus(c controller.CertInfo, now time.Time) string {
 	switch {
 	case c.Error != "":
-		return CertUnreadble
+		return CertUnreadable
 	case now.After(c.NotAfter):
 		return CertExpired
 	case now.Before(c.NotBefore):
