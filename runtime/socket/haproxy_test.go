@@ -291,6 +291,10 @@ func holdConn(t *testing.T, b *bed) (release func()) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("HAProxy did not connect to the server")
 	}
+	// The cleanup keeps the server side reachable until the test ends: a caller that drops release
+	// would otherwise let the garbage collector close it (net.Conn has a finalizer), ending the held
+	// connection at a random moment.
+	t.Cleanup(func() { server.Close() })
 	return func() {
 		client.Close()
 		server.Close()
