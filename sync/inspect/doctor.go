@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -93,7 +94,13 @@ func (s *Snapshot) Doctor(ctx context.Context, admin socket.Runner, dir string) 
 			}
 		}
 	}
-	s.certFindings(time.Now(), add)
+	certDir := ""
+	if st.Applied != nil {
+		if paths, err := render.PathsFor(st.Applied, dir); err == nil {
+			certDir = paths.CertDir
+		}
+	}
+	s.certFindings(time.Now(), certDir, add)
 	if st.Applied != nil {
 		s.reachFindings(ctx, admin, dir, add)
 		free := 0
@@ -171,8 +178,9 @@ func sortFindings(fs []Finding) []Finding {
 }
 
 // certFindings checks the applied certificates: validity, the hosts they are served for, whether
-// HAProxy holds them (with ReadCerts), and certificate files HAProxy holds that nothing uses.
-func (s *Snapshot) certFindings(now time.Time, add func(level, code, object, message, hint string)) {
+// HAProxy holds them (with ReadCerts), and the files of certDir (where Routes' certificates go; the
+// default certificate lives elsewhere) that HAProxy holds and nothing uses.
+func (s *Snapshot) certFindings(now time.Time, certDir string, add func(level, code, object, message, hint string)) {
 	used := map[string]bool{}
 	for _, l := range s.CertsWhere(Filter{}, now) {
 		used[l.File] = true
@@ -201,16 +209,10 @@ func (s *Snapshot) certFindings(now time.Time, add func(level, code, object, mes
 		}
 	}
 	for _, p := range s.LoadedCerts {
-		if base := filepath.Base(p); !used[base] && s.State != nil && s.State.Applied != nil && !s.isDefaultCert(base) {
+		if base := filepath.Base(p); certDir != "" && filepath.Dir(p) == certDir && !used[base] {
 			add(LevelInfo, "CERT_UNUSED", "certificate "+base, "HAProxy holds a certificate file no Route uses", "it goes at the next reload")
 		}
 	}
-}
-
-// isDefaultCert reports whether name is a certificate file haroute renders itself (the default
-// certificate is not in the applied certificates when it comes from a file).
-func (s *Snapshot) isDefaultCert(name string) bool {
-	return strings.HasPrefix(name, "default") || strings.HasPrefix(name, "_")
 }
 
 // Filtered returns the findings about Routes that pass f, and, with an empty filter, all.

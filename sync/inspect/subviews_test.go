@@ -74,7 +74,7 @@ func TestCertsView(t *testing.T) {
 		{Name: "c:old.pem", Routes: []string{"c/old"}, SNI: []string{"old.example.com"}, DNSNames: []string{"old.example.com"},
 			NotBefore: now.AddDate(-2, 0, 0), NotAfter: now.AddDate(-1, 0, 0)},
 	}
-	snap.LoadedCerts = []string{"/x/certs/a:shop.pem", "/x/certs/c:old.pem", "/x/certs/stray.pem"}
+	snap.LoadedCerts = []string{"/x/certs/a:shop.pem", "/x/certs/c:old.pem", "/x/certs/stray.pem", "/x/conf/default_pub_keys.pem"}
 	lines := snap.CertsWhere(Filter{}, now)
 	status := map[string]string{}
 	for _, l := range lines {
@@ -87,7 +87,16 @@ func TestCertsView(t *testing.T) {
 		t.Fatalf("web uncovered %v", lines[i].Uncovered)
 	}
 	codes := map[string]bool{}
-	snap.certFindings(now, func(_, code, _, _, _ string) { codes[code] = true })
+	unused := 0
+	snap.certFindings(now, "/x/certs", func(_, code, _, _, _ string) {
+		codes[code] = true
+		if code == "CERT_UNUSED" {
+			unused++
+		}
+	})
+	if unused != 1 {
+		t.Errorf("%d CERT_UNUSED findings, want 1 (stray.pem; the default certificate is not a Route's)", unused)
+	}
 	for _, c := range []string{"CERT_EXPIRING", "CERT_NOT_LOADED", "CERT_EXPIRED", "CERT_NOT_COVERING", "CERT_UNUSED"} {
 		if !codes[c] {
 			t.Errorf("no %s finding: %v", c, codes)
