@@ -8,8 +8,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
@@ -107,6 +110,7 @@ func startFixture(t *testing.T) *fixture {
 	get("http://late.example.com/", lateRequests, http.StatusOK)
 	get("http://nowhere.example.com/", 1, http.StatusServiceUnavailable)
 	client.CloseIdleConnections()
+	f.waitCounted(t, wwwRequests+secureRequests+lateRequests, 1)
 	if *record {
 		f.record(t)
 	}
@@ -151,6 +155,44 @@ func (f *fixture) record(t *testing.T) {
 		}
 	}
 	t.Logf("recorded HAProxy %s into %s", v.Text, dir)
+}
+
+// waitCounted waits (bounded) until HAProxy's backends count ok 2xx and bad 5xx responses: a
+// client has its response before HAProxy ends the transaction and counts it (3.4 was seen a scrape
+// late).
+func (f *fixture) waitCounted(t *testing.T, ok, bad int) {
+	t.Helper()
+	var got2xx, got5xx int
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		raw, err := f.h.Cmd("show stat -1 2 -1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got2xx, got5xx = sumColumns(t, raw, "hrsp_2xx"), sumColumns(t, raw, "hrsp_5xx")
+		if got2xx >= ok && got5xx >= bad {
+			return
+		}
+	}
+	t.Fatalf("HAProxy counted %d 2xx and %d 5xx responses, want %d and %d", got2xx, got5xx, ok, bad)
+}
+
+// sumColumns adds up one column of a `show stat` CSV reply.
+func sumColumns(t *testing.T, csv, column string) int {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	header := strings.Split(strings.TrimPrefix(lines[0], "# "), ",")
+	i := slices.Index(header, column)
+	if i < 0 {
+		t.Fatalf("show stat has no column %s", column)
+	}
+	sum := 0
+	for _, l := range lines[1:] {
+		if fields := strings.Split(l, ","); i < len(fields) {
+			n, _ := strconv.Atoi(fields[i])
+			sum += n
+		}
+	}
+	return sum
 }
 
 func recordedDir(v socket.Version) string {
