@@ -39,6 +39,9 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	if rc.checkBinary == "" && !rc.once {
+		a.log.Info("no HAProxy binary to run haproxy -c with: each reload is checked by HAProxy's master, and a configuration it refuses is rolled back to the last good files")
+	}
 	metrics, err := a.routerMetrics(inst, rc)
 	if err != nil {
 		return err

@@ -46,7 +46,11 @@ const (
 	flagUpdateStatus   = "update-status"
 	flagOnce           = "once"
 	flagDriftInterval  = "drift-interval"
+	flagCheckBinary    = "check-binary"
 )
+
+// checkNone is the --check-binary value that turns `haproxy -c` off: the master's reload validates.
+const checkNone = "none"
 
 // runFlags are the values of `haroute run`'s flags.
 type runFlags struct {
@@ -61,6 +65,7 @@ type runFlags struct {
 	updateStatus   bool
 	once           bool
 	driftInterval  time.Duration
+	checkBinary    string
 }
 
 // runConfig is a resolved `haroute run`: what the router does, independent of where the values came
@@ -76,7 +81,8 @@ type runConfig struct {
 	adminSocket, masterSocket string
 	// managed is the HAProxy binary run supervises; empty: sidecar (HAProxy is started by others).
 	managed string
-	// checkBinary runs `haproxy -c` before reloads.
+	// checkBinary runs `haproxy -c` before reloads; empty: none here, the master's reload validates
+	// (and a refused configuration is rolled back).
 	checkBinary string
 	// statsPort serves /healthz, /healthz/ready and /metrics on statsAddress; 0 disables it.
 	statsPort      int
@@ -132,6 +138,9 @@ func newRunCommand(a *app) *cobra.Command {
 	fl.BoolVar(&f.updateStatus, flagUpdateStatus, true, "write Route status.ingress (cluster only)")
 	fl.BoolVar(&f.once, flagOnce, false, "write the first configuration and exit (an init step for sidecar mode)")
 	fl.DurationVar(&f.driftInterval, flagDriftInterval, defaultDriftInterval, "how often the live HAProxy state is compared with the applied one")
+	fl.StringVar(&f.checkBinary, flagCheckBinary, "", "HAProxy binary that checks each configuration (haproxy -c) before a reload; "+
+		checkNone+": the master's reload checks it and a refused one is rolled back (default: the --managed-haproxy binary, else "+
+		defaultHAProxyBinary+" when it exists, else "+checkNone+")")
 	addSettingsFlags(fl, &f.renderFlags, "without it a self-signed one is kept in the HAProxy directory")
 	return cmd
 }
@@ -216,11 +225,47 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 	if want := filepath.Join(rc.dir, filepath.FromSlash(masterSocketFile)); rc.managed != "" && filepath.Clean(rc.masterSocket) != want {
 		errs = append(errs, fmt.Errorf("--%s: a managed HAProxy's master socket is %s", flagMasterSocket, want))
 	}
-	rc.checkBinary = cmpOr(rc.managed, defaultHAProxyBinary)
+	var cerr error
+	if rc.checkBinary, cerr = resolveCheckBinary(f.checkBinary, changed(flagCheckBinary), rc.managed); cerr != nil {
+		errs = append(errs, cerr)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return runConfig{}, fmt.Errorf("settings: %w", err)
 	}
 	return rc, nil
+}
+
+// resolveCheckBinary returns the binary that runs `haproxy -c` before reloads, or "" when the
+// master's reload is the check: the flag's value when set ("none": ""), else the managed binary, else
+// Debian's /usr/sbin/haproxy when this machine has it. A sidecar's container has no HAProxy of its
+// own, and that is the normal case; a binary named on purpose must be there.
+func resolveCheckBinary(flag string, set bool, managed string) (string, error) {
+	switch {
+	case set && flag == checkNone:
+		return "", nil
+	case set:
+		if err := executable(flag); err != nil {
+			return "", fmt.Errorf("--%s: %w (%s: let the master's reload check)", flagCheckBinary, err, checkNone)
+		}
+		return flag, nil
+	case managed != "":
+		return managed, nil
+	case executable(defaultHAProxyBinary) == nil:
+		return defaultHAProxyBinary, nil
+	}
+	return "", nil
+}
+
+// executable reports why path cannot be run as a program, or nil.
+func executable(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("%s: not an executable file", path)
+	}
+	return nil
 }
 
 // parseInterval reads RELOAD_INTERVAL: a Go duration ("5s", "500ms") or a number of seconds ("5").

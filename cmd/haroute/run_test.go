@@ -31,6 +31,8 @@ func TestRunRefusesBadSettings(t *testing.T) {
 		{"bad port", nil, []string{"--manifests", dir, "--http-port", "0"}, "--http-port"},
 		{"stats user without password", map[string]string{"STATS_USERNAME": "admin"}, []string{"--manifests", dir}, "STATS_PASSWORD"},
 		{"no cluster", nil, []string{"--kubeconfig", filepath.Join(dir, "missing"), "--haproxy-dir", dir}, "cluster configuration"},
+		{"missing check binary", nil, []string{"--manifests", dir, "--check-binary", filepath.Join(dir, "haproxy")}, "--check-binary"},
+		{"check binary not executable", nil, []string{"--manifests", dir, "--check-binary", dir}, "not an executable"},
 		{"no folder", nil, []string{"--manifests", filepath.Join(dir, "missing"), "--haproxy-dir", filepath.Join(dir, "untouched")}, "no such file"},
 	}
 	for _, c := range cases {
@@ -110,5 +112,33 @@ func TestParseInterval(t *testing.T) {
 	}
 	if _, err := parseInterval("soon"); err == nil {
 		t.Errorf("parseInterval(soon) gave no error")
+	}
+}
+
+// TestResolveCheckBinary: who runs `haproxy -c` before a reload.
+func TestResolveCheckBinary(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "haproxy")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, debianErr := os.Stat(defaultHAProxyBinary)
+	debian := map[bool]string{true: defaultHAProxyBinary, false: ""}[debianErr == nil]
+	cases := []struct {
+		name, flag string
+		set        bool
+		managed    string
+		want       string
+	}{
+		{"sidecar, none asked", checkNone, true, "", ""},
+		{"sidecar, a binary asked", exe, true, "", exe},
+		{"managed", "", false, exe, exe},
+		{"managed, none asked", checkNone, true, exe, ""},
+		{"sidecar default", "", false, "", debian},
+	}
+	for _, c := range cases {
+		got, err := resolveCheckBinary(c.flag, c.set, c.managed)
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %q, %v; want %q", c.name, got, err, c.want)
+		}
 	}
 }

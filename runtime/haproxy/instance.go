@@ -19,7 +19,7 @@ import (
 
 // Defaults of a Config.
 const (
-	// DefaultBinary is the HAProxy executable that checks configurations (`haproxy -c`).
+	// DefaultBinary is where Debian's package (and OpenShift's router image) install HAProxy.
 	DefaultBinary = "/usr/sbin/haproxy"
 	// DefaultReloadInterval is OpenShift's RELOAD_INTERVAL default: the least time between reloads.
 	DefaultReloadInterval = reload.DefaultMinInterval
@@ -39,7 +39,9 @@ type Config struct {
 	// Instance (which keeps a block cache, so that each update renders only the backends that
 	// changed).
 	Render render.Options
-	// Binary checks every configuration before a reload (`haproxy -c`); empty: DefaultBinary.
+	// Binary checks every configuration before a reload (`haproxy -c`). Empty: no local binary (a
+	// sidecar next to HAProxy's own container); the master's reload is then the check, and a refused
+	// configuration is rolled back to the last good files (reload.Reloader).
 	Binary string
 	// AdminSocket and MasterSocket are the worker's runtime API and the master CLI; empty: under Dir
 	// (AdminSocketFile, MasterSocketFile).
@@ -97,9 +99,6 @@ func New(c Config) (*Instance, error) {
 		return nil, fmt.Errorf("haproxy: directory %q: want an absolute path", c.Dir)
 	}
 	c.Dir = filepath.Clean(c.Dir)
-	if c.Binary == "" {
-		c.Binary = DefaultBinary
-	}
 	if c.AdminSocket == "" {
 		c.AdminSocket = filepath.Join(c.Dir, filepath.FromSlash(AdminSocketFile))
 	}

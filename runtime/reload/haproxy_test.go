@@ -264,3 +264,35 @@ func TestReloadMinIntervalOrdersReloads(t *testing.T) {
 	b.onDisk(t, b.r.Files)
 	b.expect(t, "new.example.com", 503, "")
 }
+
+// TestReloadWithoutBinaryRollsBackRefusedConfig is the sidecar's case: no HAProxy binary next to
+// haroute, so the master's reload is the check. A configuration the new worker refuses fails the
+// reload, the last good files are back on disk (a restart of HAProxy's container starts from them),
+// the old worker keeps serving, and the next valid reload goes through.
+func TestReloadWithoutBinaryRollsBackRefusedConfig(t *testing.T) {
+	b := newBed(t)
+	b.rel.Binary = ""
+	before := b.procs(t)
+	_, err := b.rel.Reload(context.Background(), withConfig(b.next(t), "\nbackend broken\n  no_such_keyword 1\n"))
+	if !errors.Is(err, reload.ErrReloadFailed) {
+		t.Fatalf("error %v, want ErrReloadFailed", err)
+	}
+	if socket.CapabilitiesOf(before.Version).SyncReload && !strings.Contains(err.Error(), "no_such_keyword") {
+		t.Errorf("error %q does not carry HAProxy's reason", err)
+	}
+	after := b.procs(t)
+	if serving(after) == 0 || serving(after) != serving(before) {
+		t.Errorf("serving worker %d after a refused reload, want the old one %d", serving(after), serving(before))
+	}
+	b.onDisk(t, b.r.Files)
+	b.expect(t, "www.example.com", 200, "one")
+	b.expect(t, "new.example.com", 503, "")
+
+	files := b.next(t)
+	if _, err := b.rel.Reload(context.Background(), files); err != nil {
+		t.Fatalf("reload after a refused one: %v", err)
+	}
+	b.onDisk(t, files)
+	b.expect(t, "new.example.com", 200, "two")
+	b.expect(t, "www.example.com", 200, "one")
+}

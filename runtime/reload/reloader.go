@@ -50,7 +50,9 @@ var _ Master = (*socket.Master)(nil)
 // HoldOps waits while a reload is in flight; a Reload waits until every holder has released, and
 // once a Reload waits, new HoldOps calls wait behind it. Never call Reload while holding ops.
 type Reloader struct {
-	// Binary is the HAProxy executable used for `haproxy -c`.
+	// Binary is the HAProxy executable used for `haproxy -c` before each reload. Empty: there is none
+	// (a sidecar next to HAProxy's own container), and the master's reload is the check: a
+	// configuration the new worker refuses fails the reload, and the last good files are put back.
 	Binary string
 	// Dir is the HAProxy directory (render.Options.Dir); the config is Dir/conf/haproxy.cfg.
 	Dir string
@@ -117,9 +119,9 @@ func (r *Reloader) HoldOps() (release func()) {
 // Reload installs files (a complete render for Dir) and reloads HAProxy:
 //  1. it waits until MinInterval has passed since the previous reload command. It does not coalesce:
 //     the controller does, handing over only the latest files when it calls Reload;
-//  2. it reads the files on disk as the last good ones, writes files (WriteFiles) and runs Check; when
-//     HAProxy refuses them it puts the last good files back, does not reload, and returns an error
-//     wrapping ErrInvalidConfig with HAProxy's output;
+//  2. it reads the files on disk as the last good ones, writes files (WriteFiles) and runs Check
+//     (when Binary is set); when HAProxy refuses them it puts the last good files back, does not
+//     reload, and returns an error wrapping ErrInvalidConfig with HAProxy's output;
 //  3. it sends `reload` to the master. A 2.7+ reply decides by its Success; on 2.6 (no reply) it polls
 //     `show proc` every 20 ms, up to WaitTimeout, until the master's reload counter rises, and then
 //     requires a current worker with a new PID and no rise of the failed-reload counter. A failed
@@ -147,8 +149,10 @@ func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, err
 	if err := WriteFiles(r.Dir, files); err != nil {
 		return Result{}, r.fail(fmt.Errorf("reload: %w", err), good)
 	}
-	if err := Check(ctx, r.Binary, filepath.Join(r.Dir, filepath.FromSlash(configFile))); err != nil {
-		return Result{}, r.fail(fmt.Errorf("reload: %w", err), good)
+	if r.Binary != "" {
+		if err := Check(ctx, r.Binary, filepath.Join(r.Dir, filepath.FromSlash(configFile))); err != nil {
+			return Result{}, r.fail(fmt.Errorf("reload: %w", err), good)
+		}
 	}
 	before, err := r.Master.ShowProc(ctx)
 	if err != nil {
