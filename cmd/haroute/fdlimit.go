@@ -16,12 +16,13 @@ const (
 // too low to serve and only the warning is left.
 const minFittedMaxConn = 1000
 
-// fitMaxConn returns the maxconn a managed HAProxy gets on this machine: the default (50000, when
-// ROUTER_MAX_CONNECTIONS is not set) lowered, with one warning, to what the file-descriptor hard limit
-// allows, so that a newcomer's `haroute run --managed-haproxy` starts instead of restarting forever
-// on "Cannot raise FD limit". A value the user set, and every value in sidecar mode (HAProxy runs in
-// another container, with its own limit), is kept and only warned about.
-func fitMaxConn(log *slog.Logger, maxconn int, adjustable bool) int {
+// fitMaxConn returns the maxconn HAProxy gets: the default (50000, when ROUTER_MAX_CONNECTIONS is not
+// set: adjustable) lowered, with one warning, to what this process's file-descriptor hard limit allows,
+// so that HAProxy starts instead of restarting forever on "Cannot raise FD limit". A managed HAProxy
+// runs under this very limit. In sidecar mode (and for --once, the init step) HAProxy runs in another
+// container of the same pod, which the container runtime gives the same limits; the warning says that
+// this is assumed. A value the user set is kept and only warned about.
+func fitMaxConn(log *slog.Logger, maxconn int, adjustable, sidecar bool) int {
 	var lim syscall.Rlimit
 	if maxconn <= 0 || syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
 		return maxconn
@@ -34,8 +35,11 @@ func fitMaxConn(log *slog.Logger, maxconn int, adjustable bool) int {
 		warnFDLimit(log, maxconn)
 		return maxconn
 	}
-	log.Warn("HAProxy's maxconn is lowered to fit this machine's file-descriptor limit; set ROUTER_MAX_CONNECTIONS to choose it, or raise the limit (ulimit -n) for the default",
-		"maxconn", fitted, "default", maxconn, "fd_hard_limit", lim.Max, "fd_left_for_servers", lim.Max-uint64(fitted)*fdPerConnection)
+	msg := "HAProxy's maxconn is lowered to fit this machine's file-descriptor limit; set ROUTER_MAX_CONNECTIONS to choose it, or raise the limit (ulimit -n) for the default"
+	if sidecar {
+		msg = "HAProxy's maxconn is lowered to fit the file-descriptor limit of this container, which HAProxy's container in the same pod shares; set ROUTER_MAX_CONNECTIONS to choose it (auto: HAProxy sizes itself from its own limit)"
+	}
+	log.Warn(msg, "maxconn", fitted, "default", maxconn, "fd_hard_limit", lim.Max, "fd_left_for_servers", lim.Max-uint64(fitted)*fdPerConnection)
 	return fitted
 }
 

@@ -32,9 +32,10 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	// A managed HAProxy runs under this process's limits: the default maxconn is fitted to them.
+	// The default maxconn is fitted to this process's file limit: a managed HAProxy runs under it, and
+	// the containers of one pod get the same limits from the container runtime.
 	rc.settings.opts.MaxConnections = fitMaxConn(a.log, rc.settings.opts.MaxConnections,
-		rc.managed != "" && strings.TrimSpace(a.getenv("ROUTER_MAX_CONNECTIONS")) == "")
+		strings.TrimSpace(a.getenv("ROUTER_MAX_CONNECTIONS")) == "", rc.managed == "")
 	inst, err := a.newInstance(rc)
 	if err != nil {
 		return err
