@@ -1,5 +1,3 @@
-// Package manifests holds the kustomize tree that deploys haroute (base, the Route CRD, overlays);
-// its tests render every variant as `kubectl kustomize` does and check what a deployment relies on.
 package manifests_test
 
 import (
@@ -13,50 +11,29 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
+
+	"github.com/haroute/haroute/manifests"
 )
 
 // variants are the folders a user renders.
-var variants = []string{"base", "crd", "overlays/kubernetes", "overlays/openshift", "overlays/sharded", "overlays/hostnetwork"}
+var variants = manifests.Variants()
 
-// render returns the objects of a variant, each as YAML.
-func render(t *testing.T, variant string) [][]byte {
+// render returns the objects of a variant.
+func render(t *testing.T, variant string) []manifests.Object {
 	t.Helper()
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	res, err := k.Run(filesys.MakeFsOnDisk(), variant)
+	objs, err := manifests.Render(variant)
 	if err != nil {
-		t.Fatalf("kustomize %s: %v", variant, err)
+		t.Fatal(err)
 	}
-	var out [][]byte
-	for _, r := range res.Resources() {
-		b, err := r.AsYAML()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, b)
-	}
-	return out
+	return objs
 }
 
 // objects decodes the variant's objects of kind into T.
 func objects[T any](t *testing.T, variant, kind string) []T {
 	t.Helper()
-	var out []T
-	for _, b := range render(t, variant) {
-		var meta struct{ Kind string }
-		if err := yaml.Unmarshal(b, &meta); err != nil {
-			t.Fatal(err)
-		}
-		if meta.Kind != kind {
-			continue
-		}
-		var v T
-		if err := yaml.UnmarshalStrict(b, &v); err != nil {
-			t.Fatalf("%s: %s: %v", variant, kind, err)
-		}
-		out = append(out, v)
+	out, err := manifests.Decode[T](render(t, variant), kind)
+	if err != nil {
+		t.Fatalf("%s: %v", variant, err)
 	}
 	return out
 }
@@ -73,12 +50,8 @@ func TestEveryVariantRenders(t *testing.T) {
 	}
 	for _, v := range variants {
 		counts := map[string]int{}
-		for _, b := range render(t, v) {
-			var meta struct{ Kind string }
-			if err := yaml.Unmarshal(b, &meta); err != nil {
-				t.Fatal(err)
-			}
-			counts[meta.Kind]++
+		for _, o := range render(t, v) {
+			counts[o.Kind]++
 		}
 		for kind, n := range want[v] {
 			if counts[kind] != n {
