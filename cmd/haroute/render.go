@@ -165,7 +165,8 @@ func (a *app) render(f renderFlags, changed func(string) bool) error {
 		return err
 	}
 
-	warnFDLimit(a.log, s.opts.MaxConnections)
+	// As `haroute run` does, so that render writes the files run starts HAProxy from.
+	s.opts.MaxConnections = fitMaxConn(a.log, s.opts.MaxConnections, strings.TrimSpace(a.getenv("ROUTER_MAX_CONNECTIONS")) == "", false)
 	cfg, problems := mapping.Translate(in, s.opts)
 	rejected := a.reportProblems(problems)
 	// The same files `haroute run` starts HAProxy from: the initial plan, spare pool included.
