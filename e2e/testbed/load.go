@@ -106,6 +106,13 @@ func (l *Load) Allow(names ...string) {
 	l.allowed.Store(&m)
 }
 
+// Counts stops the load and returns how many requests it sent, how many failed and how many a wrong
+// backend answered, for a phase in which failures are expected (a restart) and only measured.
+func (l *Load) Counts() (requests, failed, wrong int64) {
+	l.Stop()
+	return l.Requests(), l.failed.Load(), l.wrong.Load()
+}
+
 // Requests returns the number of requests sent so far.
 func (l *Load) Requests() int64 { return min(l.requests.Load(), loadMaxRequests) }
 

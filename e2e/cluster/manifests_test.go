@@ -1,0 +1,149 @@
+//go:build e2e
+
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/haroute/haroute/e2e/framework"
+	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/manifests"
+)
+
+// TestManifestsDryRun applies every rendered variant of manifests/ to the API server with a
+// server-side dry run and strict field validation: schemas (the CRD's too), defaulting, admission and
+// the RBAC escalation check of the ClusterRoles. A field the schema does not know is refused (the
+// test checks that it would notice one).
+func TestManifestsDryRun(t *testing.T) {
+	c := framework.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, v := range manifests.Variants() {
+		n, errs := c.DryRunVariant(ctx, v)
+		for _, err := range errs {
+			t.Errorf("%s: %v", v, err)
+		}
+		t.Logf("dry run %s: %d objects accepted, %d refused", v, n, len(errs))
+		if n == 0 && len(errs) == 0 {
+			t.Errorf("%s: no object", v)
+		}
+	}
+	bad := manifests.Object{APIVersion: "v1", Kind: "Service", Namespace: "haroute", Name: "strict",
+		YAML: []byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: strict\n  namespace: haroute\nspec:\n  ports:\n  - port: 80\n    targetPortt: 8080\n")}
+	if err := c.DryRunObject(ctx, bad); err == nil || !strings.Contains(err.Error(), "targetPortt") {
+		t.Errorf("a Service with an unknown field passed the dry run (err %v)", err)
+	}
+}
+
+// TestManifestPod replays the pod of the kubernetes overlay (framework.ReplayPod): its objects are
+// applied, the init container writes the first configuration, HAProxy and the haroute sidecar run
+// with exactly the template's commands, args and env, as the pod's user, on a read-only root, with a
+// ServiceAccount token bound by the manifest's ClusterRole. Under continuous load it then takes an
+// endpoint change (no reload), a new Route, a HAProxy container restart (killed, restarted by the
+// "kubelet") and a haroute container restart: no request fails outside the HAProxy restart.
+func TestManifestPod(t *testing.T) {
+	c, ns, pods := framework.Setup(t, "pod")
+	bs := pods.StartBackends("web-1", "web-2", "web-3")
+	c.CreateService(t, ns, "web", bs[0])
+	c.CreateRoute(t, ns, "shop", "shop.e2e.test", "web")
+
+	p := c.ReplayPod(t, "overlays/kubernetes")
+	p.CheckProbes()
+	const shop = "http://shop.e2e.test/"
+	wait := func(url string, want ...string) {
+		t.Helper()
+		if err := framework.Eventually(func() error { return answersFrom(p.Client, url, want...) }); err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+	}
+	wait(shop, "web-1")
+	c.WaitAdmitted(t, ns, "shop", "True", "")
+	start := p.Reloads()
+
+	// Runtime changes: an endpoint added, a Route added.
+	load := testbed.StartLoad(t, p.Client, shop, "web-1")
+	c.SetEndpoints(t, ns, "web", bs[0], bs[1])
+	load.Allow("web-1", "web-2")
+	load.WaitFirst(t, "web-2", framework.WaitTimeout)
+	endpointReloads := p.Reloads() - start
+	c.CreateRoute(t, ns, "more", "more.e2e.test", "web")
+	wait("http://more.e2e.test/", "web-1", "web-2")
+	routeReloads := p.Reloads() - start - endpointReloads
+	load.Check(t, 50)
+	n, _, _ := load.Counts()
+	t.Logf("replay: endpoint change %d reloads, Route add %d reloads, %d requests, 0 failed", endpointReloads, routeReloads, n)
+	if endpointReloads != 0 {
+		t.Errorf("the endpoint change took %d reloads, want 0", endpointReloads)
+	}
+
+	// The HAProxy container dies and is restarted from the files on the volume.
+	during := testbed.StartLoad(t, p.Client, shop, "web-1", "web-2")
+	killed := time.Now()
+	p.RestartHAProxy()
+	wait(shop, "web-1", "web-2")
+	wait("http://more.e2e.test/", "web-1", "web-2")
+	serving := time.Since(killed)
+	n, failed, wrong := during.Counts()
+	t.Logf("replay: HAProxy container restart: serving again %v after the kill; %d requests, %d failed, %d wrong",
+		serving.Round(time.Millisecond), n, failed, wrong)
+	if wrong != 0 {
+		t.Errorf("%d answers from a wrong backend across the HAProxy restart", wrong)
+	}
+	p.CheckProbes()
+	after := testbed.StartLoad(t, p.Client, shop, "web-1", "web-2")
+	c.SetEndpoints(t, ns, "web", bs[1], bs[2])
+	after.Allow("web-1", "web-2", "web-3")
+	after.WaitFirst(t, "web-3", framework.WaitTimeout)
+	wait(shop, "web-2", "web-3")
+	after.Allow("web-2", "web-3")
+	after.Check(t, 50)
+
+	// The haroute container restarts (SIGTERM, then started again): HAProxy keeps serving throughout.
+	base := p.Reloads()
+	across := testbed.StartLoad(t, p.Client, shop, "web-2", "web-3")
+	p.RestartHaroute()
+	c.UpdateRoute(t, ns, "more", framework.Annotations("haproxy.router.openshift.io/balance", "leastconn"))
+	wait("http://more.e2e.test/", "web-2", "web-3")
+	c.SetEndpoints(t, ns, "web", bs[0], bs[2])
+	across.Allow("web-1", "web-2", "web-3")
+	across.WaitFirst(t, "web-1", framework.WaitTimeout)
+	wait(shop, "web-1", "web-3")
+	across.Allow("web-1", "web-3")
+	across.Check(t, 50)
+	n, _, _ = across.Counts()
+	t.Logf("replay: haroute container restart, a structural change and an endpoint change: %d requests, 0 failed, %d reloads", n, p.Reloads()-base)
+	p.CheckProbes()
+	if p.HAProxy.Exited() || p.Haroute.Exited() {
+		t.Error("a container exited")
+	}
+}
+
+// answersFrom checks that a few GETs of url are answered 200 by exactly the backends want (each of
+// them at least once, no other).
+func answersFrom(client *testbed.Client, url string, want ...string) error {
+	seen := map[string]bool{}
+	for range 8 * len(want) {
+		resp, err := client.Do("GET", url, nil)
+		if err != nil {
+			return err
+		}
+		if resp.Status != 200 {
+			return fmt.Errorf("status %d from %q", resp.Status, resp.Backend)
+		}
+		seen[resp.Backend] = true
+	}
+	for _, w := range want {
+		if !seen[w] {
+			return fmt.Errorf("no answer from %s in %d requests (answers from %v)", w, 8*len(want), seen)
+		}
+		delete(seen, w)
+	}
+	for b := range seen {
+		return fmt.Errorf("an answer from %s", b)
+	}
+	return nil
+}
