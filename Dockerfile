@@ -4,6 +4,6 @@
 # The binary is built outside, so that building the image pulls nothing from a registry:
 #   make image        (builds bin/haroute-static, then the image with podman or docker)
 FROM scratch
-COPY bin/haroute-static /haroute
+COPY --chmod=0755 bin/haroute-static /haroute
 USER 65532:65532
 ENTRYPOINT ["/haroute"]

@@ -23,7 +23,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 HAPROXY_SERIES := 3.0:trixie 3.2:sid 3.4:experimental
 HAPROXY_MATRIX := $(foreach s,$(HAPROXY_SERIES),$(firstword $(subst :, ,$(s))))
 
-.PHONY: help build image-binary image haproxy haproxy-versions iproute2 demo test unit render-example fmt clean e2e-bin
+.PHONY: help build image-binary image podman image-check haproxy haproxy-versions iproute2 demo test unit render-example fmt clean e2e-bin
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | \
@@ -41,6 +41,16 @@ image: image-binary ## build the image (Dockerfile: the static binary on scratch
 	@tool=$$(command -v podman || command -v docker) || { echo "image: needs podman or docker"; exit 1; }; \
 		$$tool build -t $(IMAGE) -f Dockerfile .
 
+# podman builds and runs the image in image-check. runc is its OCI runtime there: bookworm's crun 1.8
+# refuses hybrid cgroup layouts (see e2e/image). No recommends: buildah, slirp4netns, fuse-overlayfs
+# and the rest serve rootless use and networks, which a root build FROM scratch does not need.
+podman: ## install Debian's podman and runc (for image-check) when either is missing
+	@{ command -v podman && command -v runc; } >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman runc >/dev/null; }
+
+image-check: podman image-binary ## build the image with podman and run it: config, its one file, version, run --once (as root)
+	$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./e2e/image/
+
 haproxy: ## install Debian's haproxy package when haproxy is missing
 	@command -v haproxy >/dev/null 2>&1 || { $(SUDO) apt-get update && $(SUDO) apt-get install -y haproxy; }
 	@haproxy -v | head -n 1
@@ -54,7 +64,7 @@ iproute2: ## install Debian's iproute2 (ip netns, for the e2e pod networks) when
 demo: build haproxy ## run haroute demo: HAProxy on 127.0.0.1:8080/8443 with example Routes and local backends (DEMO_ARGS to change)
 	$(BIN)/haroute demo $(DEMO_ARGS)
 
-test: lint golden-check unit race e2e matrix ## the whole suite: lint, the golden check, unit and integration tests, the race lane and e2e on 2.6, then the HAProxy matrix (as root)
+test: lint golden-check unit race e2e matrix image-check ## the whole suite: lint, the golden check, unit and integration tests, the race lane and e2e on 2.6, the HAProxy matrix, then the image (as root)
 
 unit: haproxy ## go vet and the tests of ./... (unit, and integration with the real haproxy)
 	$(GO) vet ./...
