@@ -5,7 +5,10 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,7 +54,7 @@ func TestManifestPod(t *testing.T) {
 	c.CreateService(t, ns, "web", bs[0])
 	c.CreateRoute(t, ns, "shop", "shop.e2e.test", "web")
 
-	p := c.ReplayPod(t, "overlays/kubernetes")
+	p := c.ReplayPod(t, "overlays/kubernetes", 0)
 	p.CheckProbes()
 	const shop = "http://shop.e2e.test/"
 	wait := func(url string, want ...string) {
@@ -119,6 +122,44 @@ func TestManifestPod(t *testing.T) {
 	p.CheckProbes()
 	if p.HAProxy.Exited() || p.Haroute.Exited() {
 		t.Error("a container exited")
+	}
+}
+
+// TestManifestPodOpenShift replays the openshift overlay's pod as OpenShift's restricted SCC runs it:
+// as an arbitrary UID the template does not name. It serves only the Routes labelled router=haroute
+// and writes its status under the name haroute, so that the default router, told to skip that label,
+// can run next to it; an endpoint change is still applied without a reload.
+func TestManifestPodOpenShift(t *testing.T) {
+	c, ns, pods := framework.Setup(t, "ocp")
+	bs := pods.StartBackends("web-1", "web-2")
+	c.CreateService(t, ns, "web", bs[0])
+	c.CreateRoute(t, ns, "mine", "mine.e2e.test", "web", framework.Labels("router", "haroute"))
+	c.CreateRoute(t, ns, "theirs", "theirs.e2e.test", "web")
+
+	const sccUID = 1000650000
+	p := c.ReplayPod(t, "overlays/openshift", sccUID)
+	p.CheckProbes()
+	if err := framework.Eventually(func() error { return answersFrom(p.Client, "http://mine.e2e.test/", "web-1") }); err != nil {
+		t.Fatal(err)
+	}
+	c.WaitAdmittedBy(t, ns, "mine", "haroute", "True", "")
+	if resp, err := p.Client.Do("GET", "http://theirs.e2e.test/", nil); err != nil || resp.Status == 200 {
+		t.Errorf("the unlabelled Route, the default router's, is served by haroute: %v %+v", err, resp)
+	}
+	if got := c.Admissions(t, ns, "theirs"); len(got) != 0 {
+		t.Errorf("haroute wrote status for the default router's Route: %+v", got)
+	}
+	start := p.Reloads()
+	load := testbed.StartLoad(t, p.Client, "http://mine.e2e.test/", "web-1")
+	c.SetEndpoints(t, ns, "web", bs[0], bs[1])
+	load.Allow("web-1", "web-2")
+	load.WaitFirst(t, "web-2", framework.WaitTimeout)
+	load.Check(t, 50)
+	if n := p.Reloads() - start; n != 0 {
+		t.Errorf("the endpoint change took %d reloads, want 0", n)
+	}
+	if st, err := os.Stat(filepath.Join(p.Dir, "conf", "haproxy.cfg")); err != nil || st.Sys().(*syscall.Stat_t).Uid != sccUID {
+		t.Errorf("haproxy.cfg is not the SCC user's: %v", err)
 	}
 }
 

@@ -75,8 +75,10 @@ type Pod struct {
 }
 
 // ReplayPod applies variant's objects, then runs its pod: the init containers to completion, then
-// HAProxy and haroute, and waits until every container's readiness probe answers 200.
-func (c *Cluster) ReplayPod(t *testing.T, variant string) *Pod {
+// HAProxy and haroute, and waits until every container's readiness probe answers 200. sccUID is the
+// user (and fsGroup) OpenShift's restricted SCC would assign, for a template that names none; 0 when
+// the template must name them.
+func (c *Cluster) ReplayPod(t *testing.T, variant string, sccUID int64) *Pod {
 	t.Helper()
 	if haroute == "" {
 		t.Fatal("haroute binary not built: call framework.Main from TestMain")
@@ -107,7 +109,7 @@ func (c *Cluster) ReplayPod(t *testing.T, variant string) *Pod {
 	if err != nil {
 		t.Fatalf("read back the Deployment: %v", err)
 	}
-	p := c.newPod(ctx, t, dep)
+	p := c.newPod(ctx, t, dep, sccUID)
 	for _, ic := range p.Spec.InitContainers {
 		p.runInit(ic)
 	}
@@ -117,16 +119,23 @@ func (c *Cluster) ReplayPod(t *testing.T, variant string) *Pod {
 }
 
 // newPod prepares the pod's directories, binaries and ServiceAccount files.
-func (c *Cluster) newPod(ctx context.Context, t *testing.T, dep *appsv1.Deployment) *Pod {
+func (c *Cluster) newPod(ctx context.Context, t *testing.T, dep *appsv1.Deployment, sccUID int64) *Pod {
 	t.Helper()
 	spec := dep.Spec.Template.Spec
-	psc := spec.SecurityContext
-	if psc == nil || psc.RunAsUser == nil || psc.RunAsGroup == nil {
-		t.Fatal("the replay needs the pod's runAsUser and runAsGroup")
+	p := &Pod{Spec: spec, t: t, uid: sccUID, gid: sccUID, restarts: map[string]int{}}
+	if psc := spec.SecurityContext; psc != nil {
+		if psc.RunAsUser != nil {
+			p.uid = *psc.RunAsUser
+		}
+		if psc.RunAsGroup != nil {
+			p.gid = *psc.RunAsGroup
+		}
+		if psc.FSGroup != nil {
+			p.gid = *psc.FSGroup
+		}
 	}
-	p := &Pod{Spec: spec, t: t, uid: *psc.RunAsUser, gid: *psc.RunAsGroup, restarts: map[string]int{}}
-	if psc.FSGroup != nil {
-		p.gid = *psc.FSGroup
+	if p.uid == 0 || p.gid == 0 {
+		t.Fatalf("the replay runs the pod as a non-root user: the template names none (uid %d, gid %d) and no SCC user was given", p.uid, p.gid)
 	}
 	// The pod's user must reach the binaries and the volume: a directory of its own, not t.TempDir's
 	// private one.
