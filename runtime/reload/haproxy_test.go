@@ -227,20 +227,32 @@ func TestReloadFailingStartKeepsOldWorker(t *testing.T) {
 	if after.Failed != before.Failed+1 {
 		t.Errorf("failed reloads %d → %d, want +1", before.Failed, after.Failed)
 	}
-	if serving(after) == 0 || serving(after) != serving(before) {
+	b.keptServing(t, before)
+	b.reloadsAgain(t)
+}
+
+// keptServing checks the state after a failed reload: the worker that served before serves still,
+// the last good files are on disk, and the answers are the old ones.
+func (b *bed) keptServing(t *testing.T, before socket.ProcState) {
+	t.Helper()
+	if after := b.procs(t); serving(after) == 0 || serving(after) != serving(before) {
 		t.Errorf("serving worker %d after a failed reload (show proc %+v), want the old one %d", serving(after), after, serving(before))
 	}
 	b.onDisk(t, b.r.Files)
 	b.expect(t, "www.example.com", 200, "one")
 	b.expect(t, "new.example.com", 503, "")
+}
 
-	// The master reloads valid files after the failure.
+// reloadsAgain checks that the master reloads valid files after a failed reload.
+func (b *bed) reloadsAgain(t *testing.T) {
+	t.Helper()
 	files := b.next(t)
 	if _, err := b.rel.Reload(context.Background(), files); err != nil {
 		t.Fatalf("reload after a failed one: %v", err)
 	}
 	b.onDisk(t, files)
 	b.expect(t, "new.example.com", 200, "two")
+	b.expect(t, "www.example.com", 200, "one")
 }
 
 func TestReloadMinIntervalOrdersReloads(t *testing.T) {
@@ -280,19 +292,6 @@ func TestReloadWithoutBinaryRollsBackRefusedConfig(t *testing.T) {
 	if socket.CapabilitiesOf(before.Version).SyncReload && !strings.Contains(err.Error(), "no_such_keyword") {
 		t.Errorf("error %q does not carry HAProxy's reason", err)
 	}
-	after := b.procs(t)
-	if serving(after) == 0 || serving(after) != serving(before) {
-		t.Errorf("serving worker %d after a refused reload, want the old one %d", serving(after), serving(before))
-	}
-	b.onDisk(t, b.r.Files)
-	b.expect(t, "www.example.com", 200, "one")
-	b.expect(t, "new.example.com", 503, "")
-
-	files := b.next(t)
-	if _, err := b.rel.Reload(context.Background(), files); err != nil {
-		t.Fatalf("reload after a refused one: %v", err)
-	}
-	b.onDisk(t, files)
-	b.expect(t, "new.example.com", 200, "two")
-	b.expect(t, "www.example.com", 200, "one")
+	b.keptServing(t, before)
+	b.reloadsAgain(t)
 }
