@@ -144,6 +144,9 @@ func TestErrorIsRetried(t *testing.T) {
 	if n := up.count("update"); n != 4 {
 		t.Fatalf("%d Update calls, want 4 (3 failures, 1 success)", n)
 	}
+	if got := value(t, c.Metrics.UpdateFailures.WithLabelValues(string(plan.Initial))); got != 3 {
+		t.Fatalf("haroute_update_failures_total{reason=Initial} = %v, want 3", got)
+	}
 	waitFor(t, time.Second, "ready", c.Ready)
 	ups, _ := up.snapshot()
 	if got := serversOf(ups[0], "demo", "web"); !slices.Equal(got, []string{"10.0.0.1"}) {

@@ -119,7 +119,8 @@ func (u *fakeHAProxy) update(event string, desired *model.Config) (haproxy.Outco
 	if u.fail > 0 {
 		u.events = append(u.events, event)
 		u.fail--
-		return haproxy.Outcome{}, errors.New("injected failure")
+		// The first update of an Instance is a reload: it fails as a refused configuration would.
+		return haproxy.Outcome{Reason: plan.Reason{Kind: plan.Initial}}, errors.New("injected failure")
 	}
 	p := plan.ComputeWith(u.applied, desired, plan.Options{Unknown: u.unknown, ReloadEveryChange: u.reloadEveryChange})
 	out := haproxy.Outcome{Plan: p, Reason: p.Reason()}

@@ -17,6 +17,10 @@ type Metrics struct {
 	// Reloads counts HAProxy reloads by their one typed reason (plan.ReasonKind: the plan's first
 	// structural reason, or RuntimeFallback, Restart, Drift, ReloadMode, TemplateChanged).
 	Reloads *prometheus.CounterVec
+	// UpdateFailures counts the updates of HAProxy that failed, by the reason of the reload they made
+	// (plan.ReasonKind), or "runtime" for runtime ops alone: a refused configuration, a failed
+	// reload, an op HAProxy refused. HAProxy keeps serving the last good state; the controller retries.
+	UpdateFailures *prometheus.CounterVec
 	// RuntimeOps counts runtime operations by op (apply.OpName) and result (ok, deferred, error).
 	RuntimeOps *prometheus.CounterVec
 	// SyncDuration is the wall time of one sync (snapshot to status).
@@ -40,6 +44,10 @@ func NewMetrics() *Metrics {
 		Reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "haroute_reloads_total",
 			Help: "HAProxy reloads by reason.",
+		}, []string{"reason"}),
+		UpdateFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "haroute_update_failures_total",
+			Help: "Failed updates of HAProxy by reload reason (runtime: runtime ops alone); the last good state keeps serving.",
 		}, []string{"reason"}),
 		RuntimeOps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "haroute_runtime_ops_total",
@@ -69,7 +77,7 @@ func NewMetrics() *Metrics {
 			Buckets: buckets,
 		}),
 	}
-	m.Registry.MustRegister(m.Reloads, m.RuntimeOps, m.SyncDuration, m.DriftRepairs, m.Workers,
+	m.Registry.MustRegister(m.Reloads, m.UpdateFailures, m.RuntimeOps, m.SyncDuration, m.DriftRepairs, m.Workers,
 		m.ReloadSeconds, m.WriteConfigSeconds)
 	return m
 }

@@ -165,6 +165,13 @@ func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncRepor
 func (l *loop) recordOutcome(out haproxy.Outcome, err error, took time.Duration) {
 	m := l.c.metrics()
 	recordOps(m, out.Result.Counts, len(out.Result.Deferred), out.FailedOp)
+	if err != nil {
+		reason := string(out.Reason.Kind)
+		if reason == "" {
+			reason = "runtime"
+		}
+		m.UpdateFailures.WithLabelValues(reason).Inc()
+	}
 	switch {
 	case out.Reloaded:
 		m.Reloads.WithLabelValues(string(out.Reason.Kind)).Inc()
