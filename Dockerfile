@@ -4,6 +4,8 @@
 # The binary is built outside, so that building the image pulls nothing from a registry:
 #   make image        (builds bin/haroute-static, then the image with podman or docker)
 FROM scratch
-COPY --chmod=0755 bin/haroute-static /haroute
+# On PATH, so that `kubectl exec deploy/haroute -c haroute -- haroute state` finds it.
+COPY --chmod=0755 bin/haroute-static /usr/local/bin/haroute
+ENV PATH=/usr/local/bin
 USER 65532:65532
-ENTRYPOINT ["/haroute"]
+ENTRYPOINT ["/usr/local/bin/haroute"]

@@ -28,6 +28,10 @@ const (
 	// binary is the file `make image-binary` builds and the Dockerfile copies, relative to the
 	// repository's root.
 	binary = "bin/haroute-static"
+	// inImage is where the Dockerfile puts it: on the image's PATH (pathEnv), so that `kubectl exec
+	// … -- haroute state` finds it.
+	inImage = "/usr/local/bin/haroute"
+	pathEnv = "PATH=/usr/local/bin"
 	// example is the manifest file `run --once` reads: a Route with its Service and EndpointSlice.
 	example = "examples/01-http.yaml"
 	// layerOverhead bounds what the image's one layer adds to the binary: a tar header and padding.
@@ -60,6 +64,7 @@ type imageInfo struct {
 		User       string
 		Entrypoint []string
 		Cmd        []string
+		Env        []string
 	}
 	RootFS struct {
 		Layers []string
@@ -138,8 +143,11 @@ func checkConfig(t *testing.T, tag, bin string) {
 	if want := fmt.Sprintf("%d:%d", user, user); info.Config.User != want {
 		t.Errorf("user %q, want %q", info.Config.User, want)
 	}
-	if want := []string{"/haroute"}; !slices.Equal(info.Config.Entrypoint, want) {
+	if want := []string{inImage}; !slices.Equal(info.Config.Entrypoint, want) {
 		t.Errorf("entrypoint %q, want %q", info.Config.Entrypoint, want)
+	}
+	if !slices.Equal(info.Config.Env, []string{pathEnv}) {
+		t.Errorf("env %q, want %q alone", info.Config.Env, pathEnv)
 	}
 	if len(info.Config.Cmd) != 0 {
 		t.Errorf("cmd %q, want none: the arguments are the pod's", info.Config.Cmd)
@@ -159,7 +167,7 @@ func checkConfig(t *testing.T, tag, bin string) {
 	}
 }
 
-// checkFiles mounts the image and checks that it holds /haroute alone: the very bytes of bin, owned
+// checkFiles mounts the image and checks that it holds inImage alone: the very bytes of bin, owned
 // by root (so the user it runs as cannot change it) and executable.
 func checkFiles(t *testing.T, tag, bin string) {
 	out, stderr, err := podman(commandTimeout, "image", "mount", tag)
@@ -184,22 +192,22 @@ func checkFiles(t *testing.T, tag, bin string) {
 	if err != nil {
 		t.Fatalf("listing the image at %s: %v", mnt, err)
 	}
-	if !slices.Equal(names, []string{"haroute"}) {
-		t.Fatalf("the image holds %q, want haroute alone", names)
+	if want := []string{"usr", "usr/local", "usr/local/bin", "usr/local/bin/haroute"}; !slices.Equal(names, want) {
+		t.Fatalf("the image holds %q, want %q alone", names, want)
 	}
-	inImage := filepath.Join(mnt, "haroute")
-	st, err := os.Stat(inImage)
+	file := filepath.Join(mnt, filepath.FromSlash(inImage))
+	st, err := os.Stat(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !st.Mode().IsRegular() || st.Mode().Perm() != 0o755 {
-		t.Errorf("/haroute: mode %v, want a regular file, -rwxr-xr-x", st.Mode())
+		t.Errorf("%s: mode %v, want a regular file, -rwxr-xr-x", inImage, st.Mode())
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); !ok || sys.Uid != 0 || sys.Gid != 0 {
-		t.Errorf("/haroute: owner %+v, want root:root", st.Sys())
+		t.Errorf("%s: owner %+v, want root:root", inImage, st.Sys())
 	}
-	if got, want := digest(t, inImage), digest(t, bin); got != want {
-		t.Errorf("/haroute: sha256 %s, but %s has %s", got, binary, want)
+	if got, want := digest(t, file), digest(t, bin); got != want {
+		t.Errorf("%s: sha256 %s, but %s has %s", inImage, got, binary, want)
 	}
 }
 
@@ -221,6 +229,11 @@ func checkVersion(t *testing.T, tag, bin string) {
 	}
 	if got != string(want) {
 		t.Errorf("the image's version is %q, the binary's %q", got, want)
+	}
+	// What `kubectl exec … -- haroute …` runs: the name, found on the image's PATH.
+	got, stderr, err = runImage(tag, []string{"--entrypoint", "haroute"}, "version")
+	if err != nil || got != string(want) {
+		t.Errorf("haroute by name in the image: %q, %v\n%s", got, err, stderr)
 	}
 }
 
