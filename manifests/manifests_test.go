@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,9 +122,21 @@ func TestGraceAndHardStopAgree(t *testing.T) {
 					}
 				}
 			}
+			// The preStop pause comes first and counts against the grace period.
+			var pause time.Duration
+			for _, c := range spec.Containers {
+				if l := c.Lifecycle; l != nil && l.PreStop != nil && l.PreStop.Exec != nil {
+					cmd := l.PreStop.Exec.Command
+					secs, err := strconv.Atoi(cmd[len(cmd)-1])
+					if len(cmd) != 2 || cmd[0] != "sleep" || err != nil {
+						t.Fatalf("%s: container %s: preStop %q, want sleep SECONDS", v, c.Name, cmd)
+					}
+					pause = max(pause, time.Duration(secs)*time.Second)
+				}
+			}
 			grace := time.Duration(*spec.TerminationGracePeriodSeconds) * time.Second
-			if hardStop == 0 || hardStop >= grace {
-				t.Errorf("%s: hard-stop-after %v, terminationGracePeriodSeconds %v: want hard-stop-after set and shorter", v, hardStop, grace)
+			if hardStop == 0 || pause+hardStop >= grace {
+				t.Errorf("%s: preStop %v + hard-stop-after %v, terminationGracePeriodSeconds %v: want hard-stop-after set and both shorter", v, pause, hardStop, grace)
 			}
 		}
 	}
