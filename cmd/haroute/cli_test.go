@@ -15,11 +15,17 @@ type cliResult struct {
 // runCLI runs haroute in-process with the given environment and arguments.
 func runCLI(t *testing.T, env map[string]string, args ...string) cliResult {
 	t.Helper()
+	return runCLIWith(t, func(k string) string { return env[k] }, args...)
+}
+
+// runCLIWith is runCLI with getenv as the environment.
+func runCLIWith(t *testing.T, getenv func(string) string, args ...string) cliResult {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	a := &app{
 		stdout: &stdout,
 		stderr: &stderr,
-		getenv: func(k string) string { return env[k] },
+		getenv: getenv,
 		log:    slog.New(slog.NewTextHandler(&stderr, nil)),
 	}
 	root := newRootCommand(a)
