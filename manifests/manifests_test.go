@@ -1,7 +1,9 @@
 package manifests_test
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -179,11 +181,26 @@ func TestClusterRoleIsWhatTheRouterIsGranted(t *testing.T) {
 	}
 }
 
-// TestCRDIsOpenShiftAPIs: the CRD the manifests install is the one the e2e suite installs.
+// TestCRDIsOpenShiftAPIs: the CRD the manifests install is the one the e2e suite installs, and both
+// are route/v1/zz_generated.crd-manifests/routes.crd.yaml of the github.com/openshift/api version
+// go.mod requires (the module cache holds it: the module is a dependency).
 func TestCRDIsOpenShiftAPIs(t *testing.T) {
 	a, err := os.ReadFile("crd/routes.crd.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/openshift/api").Output()
+	if err != nil {
+		t.Fatalf("go list -m github.com/openshift/api: %v", err)
+	}
+	upstream, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(dir)), "route", "v1", "zz_generated.crd-manifests", "routes.crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(upstream) {
+		t.Error("manifests/crd/routes.crd.yaml differs from the openshift/api module's: copy it again after a bump")
 	}
 	b, err := os.ReadFile(filepath.Join("..", "e2e", "framework", "testdata", "routes.crd.yaml"))
 	if err != nil {
