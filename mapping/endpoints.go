@@ -3,6 +3,7 @@ package mapping
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -44,6 +45,9 @@ func (t *translator) serviceEndpoints(ns, svcName string, rp *routev1.RoutePort)
 				continue
 			}
 			addr, why := t.endpointAddr(ep.Addresses[0], slice.AddressType)
+			if why == "" {
+				why = t.foreignPod(slice, ep)
+			}
 			if why != "" {
 				warnings = append(warnings, reject(ReasonEndpointRejected,
 					fmt.Sprintf("service %s: endpoint address %s refused: %s", svcName, quoteShort(ep.Addresses[0]), why)))
@@ -94,9 +98,40 @@ func serving(ep *discoveryv1.Endpoint) bool {
 	return (c.Ready == nil || *c.Ready) && (c.Terminating == nil || !*c.Terminating)
 }
 
+// metadataAddresses are cloud metadata and platform services that no Route may reach, besides the
+// link-local ones (169.254.169.254 and the rest of 169.254.0.0/16, fe80::/10) refused as link-local:
+// Azure's wireserver, AWS's IPv6 instance metadata, Alibaba Cloud's metadata service.
+func metadataAddresses() []netip.Addr {
+	return []netip.Addr{
+		netip.MustParseAddr("168.63.129.16"),
+		netip.MustParseAddr("fd00:ec2::254"),
+		netip.MustParseAddr("100.100.100.200"),
+	}
+}
+
+// endpointSliceController is the managed-by label value of the slices Kubernetes makes from a
+// Service's selector; the endpoints of any other slice were written by hand (or by a mirror of
+// hand-written Endpoints).
+const endpointSliceController = "endpointslice-controller.k8s.io"
+
+// foreignPod refuses an endpoint of a hand-made slice whose targetRef names a pod of another
+// namespace, unless TrustCrossNamespaceEndpoints: that would send this namespace's Route to another
+// tenant's pods. It returns the reason, or "".
+func (t *translator) foreignPod(slice *discoveryv1.EndpointSlice, ep *discoveryv1.Endpoint) string {
+	ref := ep.TargetRef
+	if t.opts.TrustCrossNamespaceEndpoints || ref == nil || ref.Namespace == "" || ref.Namespace == slice.Namespace ||
+		slice.Labels[discoveryv1.LabelManagedBy] == endpointSliceController {
+		return ""
+	}
+	return fmt.Sprintf("a hand-made EndpointSlice names pod %s/%s of another namespace (HAROUTE_TRUST_CROSS_NAMESPACE_ENDPOINTS=true admits it)",
+		quoteShort(ref.Namespace), quoteShort(ref.Name))
+}
+
 // endpointAddr parses an endpoint address of a slice of the given type and refuses addresses that must
-// never become servers: unspecified, multicast, link-local, IPv4-mapped, zoned, and loopback unless
-// allowed. It returns the reason for a refusal, or "".
+// never become servers: unspecified, multicast, link-local, both IPv6 embeddings of IPv4 (mapped and
+// the deprecated compatible form, which could hide a link-local or loopback address), zoned, cloud
+// metadata services, the router's own pod and node addresses, and loopback unless allowed. It returns
+// the reason for a refusal, or "".
 func (t *translator) endpointAddr(s string, family discoveryv1.AddressType) (netip.Addr, string) {
 	addr, err := netip.ParseAddr(s)
 	switch {
@@ -106,6 +141,12 @@ func (t *translator) endpointAddr(s string, family discoveryv1.AddressType) (net
 		return netip.Addr{}, "zoned address"
 	case addr.Is4In6():
 		return netip.Addr{}, "IPv4-mapped IPv6 address"
+	case ipv4Compatible(addr):
+		return netip.Addr{}, "IPv4-compatible IPv6 address (deprecated; it embeds " + embedded4(addr).String() + ")"
+	case slices.Contains(metadataAddresses(), addr):
+		return netip.Addr{}, "cloud metadata address"
+	case slices.Contains(t.opts.RouterAddresses, addr):
+		return netip.Addr{}, "the router's own pod or node address"
 	case family == discoveryv1.AddressTypeIPv4 && !addr.Is4(), family == discoveryv1.AddressTypeIPv6 && !addr.Is6():
 		return netip.Addr{}, "address family does not match the EndpointSlice's addressType " + string(family)
 	case addr.IsUnspecified():
@@ -118,6 +159,27 @@ func (t *translator) endpointAddr(s string, family discoveryv1.AddressType) (net
 		return netip.Addr{}, "loopback address (admitted only with --allow-loopback-endpoints, in folder mode)"
 	}
 	return addr, ""
+}
+
+// ipv4Compatible reports an IPv6 address of ::/96 other than :: and ::1: the deprecated form that
+// embeds an IPv4 address in the low 32 bits (RFC 4291, 2.5.5.1).
+func ipv4Compatible(a netip.Addr) bool {
+	if !a.Is6() || a.Is4In6() || a.IsUnspecified() || a.IsLoopback() {
+		return false
+	}
+	b := a.As16()
+	for _, x := range b[:12] {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// embedded4 returns the IPv4 address in the low 32 bits of a.
+func embedded4(a netip.Addr) netip.Addr {
+	b := a.As16()
+	return netip.AddrFrom4([4]byte(b[12:]))
 }
 
 // portSelector returns which EndpointSlice ports (name, number) a Route's spec.port selects:

@@ -3,6 +3,7 @@ package mapping
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/routetest"
 )
 
 func TestServerWeights(t *testing.T) {
@@ -208,6 +210,19 @@ func TestEndpointAddresses(t *testing.T) {
 		{"0.0.0.0", discoveryv1.AddressTypeIPv4, true, "", "unspecified"},
 		{"::", discoveryv1.AddressTypeIPv6, true, "", "unspecified"},
 		{"::ffff:127.0.0.1", discoveryv1.AddressTypeIPv6, false, "", "IPv4-mapped"},
+		{"::a9fe:a9fe", discoveryv1.AddressTypeIPv6, true, "", "IPv4-compatible IPv6 address (deprecated; it embeds 169.254.169.254)"},
+		{"::7f00:1", discoveryv1.AddressTypeIPv6, false, "", "IPv4-compatible"},
+		{"::a00:1", discoveryv1.AddressTypeIPv6, true, "", "IPv4-compatible"},
+		{"168.63.129.16", discoveryv1.AddressTypeIPv4, true, "", "cloud metadata"},
+		{"fd00:ec2::254", discoveryv1.AddressTypeIPv6, true, "", "cloud metadata"},
+		{"FD00:EC2:0::254", discoveryv1.AddressTypeIPv6, true, "", "cloud metadata"},
+		{"100.100.100.200", discoveryv1.AddressTypeIPv4, true, "", "cloud metadata"},
+		{"169.254.170.2", discoveryv1.AddressTypeIPv4, true, "", "link-local"},
+		{"10.128.2.7", discoveryv1.AddressTypeIPv4, true, "", "the router's own"},
+		{"192.0.2.10", discoveryv1.AddressTypeIPv4, true, "", "the router's own"},
+		{"fd01::7", discoveryv1.AddressTypeIPv6, true, "", "the router's own"},
+		{"10.128.2.8", discoveryv1.AddressTypeIPv4, true, "10.128.2.8", ""},
+		{"::2:a00:1", discoveryv1.AddressTypeIPv6, true, "::2:a00:1", ""},
 		{"fe80::1%eth0", discoveryv1.AddressTypeIPv6, true, "", "zoned"},
 		{"10.0.0.1", discoveryv1.AddressTypeIPv6, true, "", "family"},
 		{"2001:db8::1", discoveryv1.AddressTypeIPv4, true, "", "family"},
@@ -218,6 +233,9 @@ func TestEndpointAddresses(t *testing.T) {
 	for _, tt := range tests {
 		opts := testOptions()
 		opts.AllowLoopbackEndpoints = tt.loopback
+		for _, a := range []string{"10.128.2.7", "192.0.2.10", "fd01::7"} {
+			opts.RouterAddresses = append(opts.RouterAddresses, netip.MustParseAddr(a))
+		}
 		tr := &translator{opts: opts}
 		addr, why := tr.endpointAddr(tt.addr, tt.family)
 		got := ""
@@ -256,6 +274,42 @@ func TestLoopbackEndpointRefused(t *testing.T) {
 	cfg, problems = translate(t, in, opts)
 	if len(problems) != 0 || len(cfg.Backends[0].Servers) != 3 {
 		t.Fatalf("with loopback allowed: problems %v servers %v", problems, cfg.Backends[0].Servers)
+	}
+}
+
+// TestForeignPodEndpointsRefused: a hand-made EndpointSlice whose endpoints name another namespace's
+// pods gives this namespace's Route none of them (a warning each) unless trusted; the slices of the
+// EndpointSlice controller, and hand-made ones naming their own namespace's pods, are served.
+func TestForeignPodEndpointsRefused(t *testing.T) {
+	hand := routetest.PodSlice("ns", "web", "10.0.0.1", "10.0.0.2")
+	hand.Endpoints[1].TargetRef.Namespace = "other"
+	hand.Endpoints[0].TargetRef.Namespace = "ns"
+	in := Input{
+		Routes:         []*routev1.Route{newRoute("ns", "r", "www.example.com", 0)},
+		Services:       []*corev1.Service{newService("ns", "web")},
+		EndpointSlices: []*discoveryv1.EndpointSlice{hand},
+	}
+	cfg, problems := translate(t, in, testOptions())
+	if got := cfg.Backends[0].Servers; len(got) != 1 || got[0].Addr != "10.0.0.1" {
+		t.Fatalf("servers %+v, want only 10.0.0.1", got)
+	}
+	if len(problems) != 1 || !problems[0].Warning || problems[0].Reason != ReasonEndpointRejected ||
+		!strings.Contains(problems[0].Message, `pod "other"/"web-10-0-0-2" of another namespace`) {
+		t.Fatalf("problems %v, want one EndpointRejected warning naming the foreign pod", problems)
+	}
+
+	managed := hand.DeepCopy()
+	managed.Labels[discoveryv1.LabelManagedBy] = "endpointslice-controller.k8s.io"
+	in.EndpointSlices = []*discoveryv1.EndpointSlice{managed}
+	if cfg, problems := translate(t, in, testOptions()); len(cfg.Backends[0].Servers) != 2 || len(problems) != 0 {
+		t.Fatalf("the controller's slice: servers %v, problems %v; want both, none", cfg.Backends[0].Servers, problems)
+	}
+
+	in.EndpointSlices = []*discoveryv1.EndpointSlice{hand}
+	opts := testOptions()
+	opts.TrustCrossNamespaceEndpoints = true
+	if cfg, problems := translate(t, in, opts); len(cfg.Backends[0].Servers) != 2 || len(problems) != 0 {
+		t.Fatalf("trusted: servers %v, problems %v; want both, none", cfg.Backends[0].Servers, problems)
 	}
 }
 

@@ -3,6 +3,7 @@ package mapping
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,18 @@ type Options struct {
 	// AllowLoopbackEndpoints admits endpoint addresses on loopback (folder mode and the demo only; in a
 	// cluster a hand-made EndpointSlice could otherwise expose the router's own sockets).
 	AllowLoopbackEndpoints bool
+
+	// RouterAddresses are the router pod's own addresses and its node's (HAROUTE_POD_IPS,
+	// HAROUTE_HOST_IPS: comma-separated, from the downward API's status.podIPs and status.hostIP). An
+	// endpoint on one of them is refused: it would publish the router's own listeners (stats,
+	// metrics, the probes) or the node's through a Route.
+	RouterAddresses []netip.Addr
+
+	// TrustCrossNamespaceEndpoints admits endpoints of a hand-made EndpointSlice (one the
+	// EndpointSlice controller does not manage) whose targetRef names a pod of another namespace
+	// (HAROUTE_TRUST_CROSS_NAMESPACE_ENDPOINTS). By default they are refused: a tenant could route its
+	// hostname to another tenant's pods.
+	TrustCrossNamespaceEndpoints bool
 }
 
 // DefaultOptions returns OpenShift's defaults.
@@ -184,6 +197,20 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	list("ROUTER_ALLOWED_DOMAINS", &o.AllowedDomains)
 	list("ROUTER_DENIED_DOMAINS", &o.DeniedDomains)
 	str("DEFAULT_DESTINATION_CA_PATH", &o.DefaultDestinationCAFile)
+	boolean("HAROUTE_TRUST_CROSS_NAMESPACE_ENDPOINTS", &o.TrustCrossNamespaceEndpoints)
+	for _, name := range []string{"HAROUTE_POD_IPS", "HAROUTE_HOST_IPS"} {
+		for _, v := range strings.Split(getenv(name), ",") {
+			if v = strings.TrimSpace(v); v == "" {
+				continue
+			}
+			a, err := netip.ParseAddr(v)
+			if err != nil || a.Zone() != "" {
+				errs = append(errs, fmt.Errorf("%s: %q: want IP addresses, comma-separated", name, v))
+				continue
+			}
+			o.RouterAddresses = append(o.RouterAddresses, a.Unmap())
+		}
+	}
 	o.AccessLog = accessLogFromEnv(getenv, func(err error) { errs = append(errs, err) })
 
 	if err := o.Validate(); err != nil {

@@ -1,6 +1,7 @@
 package mapping_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -31,6 +32,9 @@ func TestFromEnvOverrides(t *testing.T) {
 		"ROUTER_ALLOW_WILDCARD_ROUTES":             "true",
 		"ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK": "1",
 		"ROUTER_DENIED_DOMAINS":                    " Bad.example.com , ,evil.test",
+		"HAROUTE_POD_IPS":                          "10.128.2.7, fd01::7",
+		"HAROUTE_HOST_IPS":                         "::ffff:192.0.2.10",
+		"HAROUTE_TRUST_CROSS_NAMESPACE_ENDPOINTS":  "true",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +49,9 @@ func TestFromEnvOverrides(t *testing.T) {
 	if o.RouteLabels == nil || o.RouteLabels.String() != "shard in (a,b)" {
 		t.Errorf("route labels = %v", o.RouteLabels)
 	}
+	if got := fmt.Sprint(o.RouterAddresses); got != "[10.128.2.7 fd01::7 192.0.2.10]" || !o.TrustCrossNamespaceEndpoints {
+		t.Errorf("router addresses %s, trust cross-namespace %v", got, o.TrustCrossNamespaceEndpoints)
+	}
 }
 
 func TestFromEnvRejectsEveryMalformedValue(t *testing.T) {
@@ -56,12 +63,13 @@ func TestFromEnvRejectsEveryMalformedValue(t *testing.T) {
 		"ROUTE_LABELS":                  "a in (",
 		"ROUTER_ALLOW_WILDCARD_ROUTES":  "yes please",
 		"DEFAULT_DESTINATION_CA_PATH":   "relative/ca.pem",
+		"HAROUTE_POD_IPS":               "10.0.0.1,pod-a",
 	}))
 	if err == nil {
 		t.Fatal("malformed settings were accepted")
 	}
 	for _, name := range []string{"ROUTER_SERVICE_HTTP_PORT", "ROUTER_MAX_CONNECTIONS", "static-rr", "ROUTER_DEFAULT_SERVER_TIMEOUT",
-		"ROUTE_LABELS", "ROUTER_ALLOW_WILDCARD_ROUTES", "relative/ca.pem"} {
+		"ROUTE_LABELS", "ROUTER_ALLOW_WILDCARD_ROUTES", "relative/ca.pem", "HAROUTE_POD_IPS"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not mention %s: %v", name, err)
 		}
