@@ -251,10 +251,20 @@ func (p *Pod) command(c corev1.Container) *exec.Cmd {
 		env = append(env, "PATH="+podImagePath)
 	}
 	for _, e := range c.Env {
+		v := e.Value
 		if e.ValueFrom != nil {
-			t.Fatalf("container %s: env %s from a source the replay cannot give", c.Name, e.Name)
+			// The replay has no pod or node address of its own: the kubelet's values are stood for by
+			// documentation addresses, never routed.
+			switch f := e.ValueFrom.FieldRef; {
+			case f != nil && f.FieldPath == "status.podIPs":
+				v = "192.0.2.1"
+			case f != nil && f.FieldPath == "status.hostIP":
+				v = "192.0.2.2"
+			default:
+				t.Fatalf("container %s: env %s from a source the replay cannot give: %+v", c.Name, e.Name, e.ValueFrom)
+			}
 		}
-		env = append(env, e.Name+"="+e.Value)
+		env = append(env, e.Name+"="+v)
 	}
 	tools := map[string]string{}
 	for _, name := range []string{"unshare", "mount", "mkdir", "cp", "setpriv"} {
