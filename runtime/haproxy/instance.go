@@ -258,6 +258,8 @@ func (i *Instance) runtime(ctx context.Context, files []render.File, mask []byte
 		out.Reason = plan.Reason{Kind: plan.RuntimeFallback, Detail: err.Error()}
 		return i.reload(ctx, files, mask, next, out)
 	}
+	// HAProxy took every op of these files: a failed reload later puts them back, not newer ones.
+	i.reloader.Accepted(files)
 	if d := i.demand; d != nil {
 		for k, n := range claims(i.applied, next) {
 			d.Record(k, n, now)

@@ -67,6 +67,32 @@ type Reloader struct {
 	mu   sync.Mutex   // serialises Reload calls
 	ops  sync.RWMutex // write-held during a reload, read-held by runtime ops (HoldOps)
 	last atomic.Int64 // when the last reload command was sent (unix nanoseconds; 0: never)
+
+	acceptedMu sync.Mutex
+	// accepted are the last files HAProxy took (a confirmed reload, or Accepted); nil until then,
+	// when the files on disk stand for them.
+	accepted []render.File
+}
+
+// Accepted records files as the last ones HAProxy took without a reload: written through, and every
+// runtime op of the same change applied. A refused configuration or a failed reload later puts these
+// back, never files written after them that HAProxy did not take. Callers must not modify files.
+func (r *Reloader) Accepted(files []render.File) {
+	r.acceptedMu.Lock()
+	defer r.acceptedMu.Unlock()
+	r.accepted = files
+}
+
+// lastGood returns what a failed reload puts back: the accepted files when known, else the files on
+// disk that writing next would change.
+func (r *Reloader) lastGood(next []render.File) (snapshot, error) {
+	r.acceptedMu.Lock()
+	accepted := r.accepted
+	r.acceptedMu.Unlock()
+	if accepted != nil {
+		return snapshot{files: accepted}, nil
+	}
+	return takeSnapshot(r.Dir, next)
 }
 
 // ReadyAt returns when the next reload command may be sent: MinInterval after the last one, or the
@@ -119,9 +145,10 @@ func (r *Reloader) HoldOps() (release func()) {
 // Reload installs files (a complete render for Dir) and reloads HAProxy:
 //  1. it waits until MinInterval has passed since the previous reload command. It does not coalesce:
 //     the controller does, handing over only the latest files when it calls Reload;
-//  2. it reads the files on disk as the last good ones, writes files (WriteFiles) and runs Check
-//     (when Binary is set); when HAProxy refuses them it puts the last good files back, does not
-//     reload, and returns an error wrapping ErrInvalidConfig with HAProxy's output;
+//  2. it writes files (WriteFiles) and runs Check (when Binary is set); when HAProxy refuses them it
+//     puts the last good files back, does not reload, and returns an error wrapping ErrInvalidConfig
+//     with HAProxy's output. The last good files are the last ones HAProxy took (a confirmed reload,
+//     or Accepted after runtime ops); before the first, the files on disk when Reload began;
 //  3. it sends `reload` to the master. A 2.7+ reply decides by its Success; on 2.6 (no reply) it polls
 //     `show proc` every 20 ms, up to WaitTimeout, until the master's reload counter rises, and then
 //     requires a current worker with a new PID and no rise of the failed-reload counter. A failed
@@ -142,7 +169,7 @@ func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, err
 	defer r.ops.Unlock()
 
 	start := time.Now()
-	good, err := takeSnapshot(r.Dir, files)
+	good, err := r.lastGood(files)
 	if err != nil {
 		return Result{}, fmt.Errorf("reload: keeping the last good files: %w", err)
 	}
@@ -182,6 +209,7 @@ func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, err
 	if err != nil {
 		return Result{}, fmt.Errorf("reload: %w", err)
 	}
+	r.Accepted(files)
 	res.Duration = time.Since(start)
 	res.Reloads = after.Master.Reloads
 	if w, ok := after.Serving(); ok {
