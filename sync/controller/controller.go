@@ -38,6 +38,8 @@ const (
 const (
 	retryInitial = 100 * time.Millisecond
 	retryMax     = 30 * time.Second
+	// retryOnChange is the least time between a failed sync and a retry that a change brings forward.
+	retryOnChange = time.Second
 	// deferredRetry is the wait before retrying server deletions HAProxy deferred (connections still
 	// attached).
 	deferredRetry = 2 * time.Second
@@ -101,9 +103,12 @@ type Controller struct {
 	// Log receives one line per sync; nil discards.
 	Log *slog.Logger
 
-	running    atomic.Bool
-	lastLoop   atomic.Int64 // unix nanoseconds of the loop's last activity; 0 before Run
-	ready      atomic.Bool  // a sync succeeded
+	running  atomic.Bool
+	lastLoop atomic.Int64 // unix nanoseconds of the loop's last activity; 0 before Run
+	ready    atomic.Bool  // a sync succeeded
+	failing  atomic.Pointer[Failing]
+	// retryStart overrides retryInitial (tests that need a long backoff); 0: retryInitial.
+	retryStart time.Duration
 	metricsMu  sync.Mutex
 	metricsDef *Metrics
 	state      stateRecorder
@@ -111,6 +116,28 @@ type Controller struct {
 
 // Ready reports whether a sync has succeeded (the first desired state is applied).
 func (c *Controller) Ready() bool { return c.ready.Load() }
+
+// Failing describes syncs that keep failing: how many in a row, since when, and the last error.
+// HAProxy keeps serving the last state it took meanwhile.
+type Failing struct {
+	Since time.Time
+	Count int
+	Err   string
+}
+
+// Failing returns the current run of failed syncs, nil when the last sync succeeded.
+func (c *Controller) Failing() *Failing { return c.failing.Load() }
+
+// syncFailed records a failed sync; syncSucceeded ends the run.
+func (c *Controller) syncFailed(now time.Time, err error) {
+	f := &Failing{Since: now, Count: 1, Err: err.Error()}
+	if prev := c.failing.Load(); prev != nil {
+		f.Since, f.Count = prev.Since, prev.Count+1
+	}
+	c.failing.Store(f)
+}
+
+func (c *Controller) syncSucceeded() { c.failing.Store(nil) }
 
 // Healthy returns nil when the loop ran within 2×DriftInterval+10s and HAProxy answers (Ping);
 // otherwise an error naming the reason.

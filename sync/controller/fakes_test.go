@@ -76,9 +76,10 @@ type fakeHAProxy struct {
 	unknown plan.Reason
 	touched bool
 	updates []*model.Config
-	events  []string // "update" / "refill" / "deferred" / "forget", in order
-	repairs int      // Repair calls with a known state
-	fail    int      // the next fail Updates return an error
+	events  []string                 // "update" / "refill" / "deferred" / "forget", in order
+	repairs int                      // Repair calls with a known state
+	fail    int                      // the next fail Updates return an error
+	failIf  func(*model.Config) bool // Updates of a desired state it holds for fail (a bad input)
 	// deferred makes the next Update report deferred deletions (retried by the controller).
 	deferred int
 	// readyAt, when in the future, is when a reload may be sent: an Update whose plan needs one
@@ -116,9 +117,9 @@ func (u *fakeHAProxy) update(event string, desired *model.Config) (haproxy.Outco
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	defer func() { u.updated <- struct{}{} }()
-	if u.fail > 0 {
+	if u.fail > 0 || u.failIf != nil && u.failIf(desired) {
 		u.events = append(u.events, event)
-		u.fail--
+		u.fail = max(u.fail-1, 0)
 		// The first update of an Instance is a reload: it fails as a refused configuration would.
 		return haproxy.Outcome{Reason: plan.Reason{Kind: plan.Initial}}, errors.New("injected failure")
 	}

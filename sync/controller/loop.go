@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -16,8 +17,11 @@ type loop struct {
 	// due is when the next sync runs (zero: none scheduled); window is when the current holdoff
 	// window opened (zero: none open).
 	due, window time.Time
-	// retrying is true while a failed sync waits for its backoff; signals then only wait for it.
+	// retrying is true while a failed sync waits for its backoff; failedAt is when it failed. A
+	// change signal then brings the retry forward (it may be the fix), at most to retryOnChange
+	// after the failure.
 	retrying bool
+	failedAt time.Time
 	retry    *backoff.ExponentialBackOff
 
 	// lastDesired is the last desired state Update accepted (nil before the first success).
@@ -54,7 +58,7 @@ func newBackoff(initial, maxInterval time.Duration) *backoff.ExponentialBackOff 
 func newLoop(c *Controller) *loop {
 	return &loop{
 		c:           c,
-		retry:       newBackoff(retryInitial, retryMax),
+		retry:       newBackoff(cmp.Or(c.retryStart, retryInitial), retryMax),
 		statusRetry: newBackoff(statusRetryInitial, statusRetryMax),
 		problems:    problemLog{},
 	}
@@ -105,10 +109,19 @@ func (l *loop) run(ctx context.Context) error {
 }
 
 // signal folds one change signal into the holdoff window: a sync runs Holdoff after the last
-// signal, but no later than MaxHoldoff after the first one. During a backoff the pending retry
-// takes the change (it starts from a fresh snapshot).
+// signal, but no later than MaxHoldoff after the first one. During a backoff the change may be the
+// fix of what failed: the retry comes forward to Holdoff from now, but not before retryOnChange after
+// the failure (so that a busy cluster's changes do not turn a lasting failure into a retry loop);
+// the backoff itself keeps growing until a sync succeeds.
 func (l *loop) signal(now time.Time) {
 	if l.retrying {
+		at := now.Add(l.c.holdoff())
+		if earliest := l.failedAt.Add(retryOnChange); at.Before(earliest) {
+			at = earliest
+		}
+		if at.Before(l.due) {
+			l.due = at
+		}
 		return
 	}
 	hold, capAt := l.c.holdoff(), l.c.maxHoldoff()
@@ -157,13 +170,15 @@ func (l *loop) fire(ctx context.Context) {
 	now = time.Now()
 	if err != nil {
 		wait := l.retry.NextBackOff()
-		l.retrying = true
+		l.retrying, l.failedAt = true, now
+		c.syncFailed(now, err)
 		l.due = now.Add(wait)
 		c.log().Warn("sync failed; retrying", "in", wait.Round(time.Millisecond), "err", err)
 		return
 	}
 	l.retrying = false
 	l.retry.Reset()
+	c.syncSucceeded()
 	switch {
 	case !l.reloadAt.IsZero():
 		l.soon(now, l.reloadAt.Sub(now))

@@ -83,7 +83,8 @@ func NewMetrics() *Metrics {
 }
 
 // Handler serves /healthz (liveness: the loop runs and HAProxy's admin socket answers), /healthz/ready
-// (the first sync is applied and the controller is healthy) and /metrics (c's registry).
+// (the first sync is applied and the controller is healthy; the body names failing syncs) and
+// /metrics (c's registry).
 func Handler(c *Controller) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -100,6 +101,14 @@ func Handler(c *Controller) http.Handler {
 		}
 		if err := c.Healthy(r.Context()); err != nil {
 			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		// Failing syncs leave the pod ready: HAProxy serves the last state it took, and taking every
+		// replica out of the load balancer for one bad input would turn it into an outage. The body
+		// says so, and haroute_update_failures_total counts them.
+		if f := c.Failing(); f != nil {
+			fmt.Fprintf(w, "ok, serving the last applied state; %d syncs failed in a row since %s: %s\n",
+				f.Count, f.Since.UTC().Format(time.RFC3339), f.Err)
 			return
 		}
 		fmt.Fprintln(w, "ok")

@@ -1,0 +1,52 @@
+package controller
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// TestFixDuringBackoffIsPickedUp: a bad input makes every sync fail and the backoff long (a minute
+// here); a change that fixes it is applied after about retryOnChange, not when the backoff ends.
+// Meanwhile /healthz/ready stays 200 (HAProxy serves the last state it took) and says that syncs
+// fail, and haroute_update_failures_total counts them.
+func TestFixDuringBackoffIsPickedUp(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeHAProxy()
+	c := newTestController(src, up)
+	c.retryStart = time.Minute
+	h := Handler(c)
+	run(t, c)
+	waitFor(t, 3*time.Second, "the first update", func() bool { return up.count("update") == 1 })
+
+	up.mu.Lock()
+	up.failIf = func(cfg *model.Config) bool { return slices.Contains(serversOf(cfg, "demo", "web"), "10.0.0.66") }
+	up.mu.Unlock()
+	src.set(webInput("10.0.0.1", "10.0.0.66"))
+	waitFor(t, 3*time.Second, "the failed sync", func() bool { return c.Failing() != nil })
+	if code, body := get(t, h, "/healthz/ready"); code != http.StatusOK || !strings.Contains(body, "1 syncs failed in a row") ||
+		!strings.Contains(body, "injected failure") {
+		t.Fatalf("/healthz/ready while syncs fail: %d %q", code, body)
+	}
+	if got := value(t, c.Metrics.UpdateFailures.WithLabelValues("Initial")); got != 1 {
+		t.Fatalf("haroute_update_failures_total = %v, want 1", got)
+	}
+
+	// The fix: without it, the next try would come after the minute's backoff.
+	src.set(webInput("10.0.0.1", "10.0.0.2"))
+	waitFor(t, 10*time.Second, "the fix applied", func() bool {
+		ups, _ := up.snapshot()
+		return slices.Equal(serversOf(ups[len(ups)-1], "demo", "web"), []string{"10.0.0.1", "10.0.0.2"})
+	})
+	if c.Failing() != nil {
+		t.Fatalf("still failing after a successful sync: %+v", c.Failing())
+	}
+	if code, body := get(t, h, "/healthz/ready"); code != http.StatusOK || body != "ok\n" {
+		t.Fatalf("/healthz/ready after the fix: %d %q", code, body)
+	}
+}
