@@ -17,8 +17,12 @@ import (
 	"github.com/haroute/haroute/runtime/socket"
 )
 
-// probeTimeout bounds each socket question of Repair's helpers, Processes and Ping.
+// probeTimeout bounds each socket question of Repair's helpers and Processes.
 const probeTimeout = 3 * time.Second
+
+// pingTimeout bounds Ping, which answers the liveness and readiness probes: below the kubelet's
+// default probe timeout (1 s), so that a probe gets haroute's reason rather than a timeout of its own.
+const pingTimeout = 800 * time.Millisecond
 
 // ErrNoState is returned by Repair when HAProxy's state is unknown (the next Update reloads anyway).
 var ErrNoState = errors.New("the applied state is unknown")
@@ -188,9 +192,9 @@ func (i *Instance) Processes(ctx context.Context) (Processes, error) {
 	return out, nil
 }
 
-// Ping checks that the worker's admin socket answers (`show version`).
+// Ping checks that the worker's admin socket answers (`show version`) within pingTimeout.
 func (i *Instance) Ping(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
 	reply, err := i.admin.Command(ctx, "show version")
 	if err != nil {
