@@ -64,7 +64,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 			err = errors.Join(err, werr)
 		}
 	}()
-	boot := newStartup(promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+	boot := newStartup(protectMetrics(rc, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})))
 	if statsLn != nil {
 		// Served from now on, so that /healthz/ready says what the router waits for.
 		srv := &http.Server{Handler: boot, ReadHeaderTimeout: statsReadHeaderTimout}
@@ -259,6 +259,7 @@ func (a *app) statsHandler(ctl *controller.Controller, rc runConfig) http.Handle
 		return ctlHandler
 	}
 	mux := http.NewServeMux()
+	mux.Handle("/metrics", protectMetrics(rc, ctlHandler))
 	page := basicAuth(rc.statsUser, rc.statsPassword, statsPage(paths.StatsSocket))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isStatsPage(r) {
@@ -270,6 +271,15 @@ func (a *app) statsHandler(ctl *controller.Controller, rc runConfig) http.Handle
 	admin := socket.NewAdmin(rc.adminSocket, socket.Options{})
 	mux.Handle("/v3/", basicAuth(rc.statsUser, rc.statsPassword, inspect.DataPlaneHandler(admin, paths, nil)))
 	return mux
+}
+
+// protectMetrics puts /metrics behind STATS_USERNAME and STATS_PASSWORD when they are set, as
+// OpenShift's router does; the probes stay open (the kubelet sends no credentials).
+func protectMetrics(rc runConfig, metrics http.Handler) http.Handler {
+	if rc.statsUser == "" {
+		return metrics
+	}
+	return basicAuth(rc.statsUser, rc.statsPassword, metrics)
 }
 
 // basicAuth serves next only to requests with these credentials (compared in constant time).

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -189,6 +190,23 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 		if v := strings.TrimSpace(a.getenv("STATS_PORT")); v != "" {
 			if rc.statsPort, err = strconv.Atoi(v); err != nil {
 				errs = append(errs, fmt.Errorf("STATS_PORT=%q: want a port number", v))
+			}
+		}
+	}
+	// OpenShift's ROUTER_LISTEN_ADDR (host:port) names the stats listener's address and port; the
+	// --stats-port flag, when set, keeps its port.
+	if v := strings.TrimSpace(a.getenv("ROUTER_LISTEN_ADDR")); v != "" {
+		host, port, err := net.SplitHostPort(v)
+		n, perr := strconv.Atoi(port)
+		switch {
+		case err != nil || perr != nil:
+			errs = append(errs, fmt.Errorf("ROUTER_LISTEN_ADDR=%q: want host:port, e.g. 0.0.0.0:1936", v))
+		case host != "" && net.ParseIP(host) == nil:
+			errs = append(errs, fmt.Errorf("ROUTER_LISTEN_ADDR=%q: the host must be an IP address", v))
+		default:
+			rc.statsAddress = host
+			if !changed(flagStatsPort) {
+				rc.statsPort = n
 			}
 		}
 	}

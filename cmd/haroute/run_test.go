@@ -74,6 +74,23 @@ func TestRunSettingsFromEnv(t *testing.T) {
 	if rc.statsPort != 9000 || rc.reloadInterval != 100*time.Millisecond {
 		t.Errorf("flags: stats port %d, reload interval %v", rc.statsPort, rc.reloadInterval)
 	}
+
+	// OpenShift's ROUTER_LISTEN_ADDR names the listener; a --stats-port flag keeps its port.
+	a.getenv = func(k string) string {
+		return map[string]string{"ROUTER_LISTEN_ADDR": "10.1.2.3:1937", "STATS_PORT": "1936"}[k]
+	}
+	if rc, err = a.runSettings(f, none); err != nil || rc.statsAddress != "10.1.2.3" || rc.statsPort != 1937 {
+		t.Errorf("ROUTER_LISTEN_ADDR: %q port %d, %v", rc.statsAddress, rc.statsPort, err)
+	}
+	if rc, err = a.runSettings(f, changed); err != nil || rc.statsAddress != "10.1.2.3" || rc.statsPort != 9000 {
+		t.Errorf("ROUTER_LISTEN_ADDR and --stats-port: %q port %d, %v", rc.statsAddress, rc.statsPort, err)
+	}
+	for _, bad := range []string{"1937", "router:1937", "10.1.2.3:port"} {
+		a.getenv = func(k string) string { return map[string]string{"ROUTER_LISTEN_ADDR": bad}[k] }
+		if _, err := a.runSettings(f, none); err == nil || !strings.Contains(err.Error(), "ROUTER_LISTEN_ADDR") {
+			t.Errorf("ROUTER_LISTEN_ADDR=%q: %v, want an error naming it", bad, err)
+		}
+	}
 }
 
 // TestRunOnceWritesFirstConfig runs `run --once` on the demo manifests: it writes a configuration

@@ -221,7 +221,7 @@ func TestDataPlaneView(t *testing.T) {
 		t.Fatalf("DELETE: %d, want 405", code)
 	}
 
-	// HAProxy's own stats page on /, behind the same credentials; /metrics stays open.
+	// HAProxy's own stats page on /, behind the same credentials.
 	base = fmt.Sprintf("http://127.0.0.1:%d", r.StatsPort)
 	if code, _ := do(http.MethodGet, "/", "", ""); code != http.StatusUnauthorized {
 		t.Fatalf("GET / without credentials: %d", code)
@@ -235,8 +235,17 @@ func TestDataPlaneView(t *testing.T) {
 	if code, _ := do(http.MethodPost, "/", "admin", "s3cret"); code != http.StatusMethodNotAllowed {
 		t.Fatalf("POST / (the stats page's admin actions): %d, want 405", code)
 	}
-	if code, _ := do(http.MethodGet, "/metrics", "", ""); code != http.StatusOK {
-		t.Fatalf("GET /metrics: %d", code)
+	// /metrics behind the same credentials, as OpenShift's router has it; the probes stay open.
+	if code, _ := do(http.MethodGet, "/metrics", "", ""); code != http.StatusUnauthorized {
+		t.Fatalf("GET /metrics without credentials: %d, want 401", code)
+	}
+	if code, body := do(http.MethodGet, "/metrics", "admin", "s3cret"); code != http.StatusOK || !strings.Contains(body, "haroute_sync_duration_seconds") {
+		t.Fatalf("GET /metrics: %d %.200s", code, body)
+	}
+	for _, probe := range []string{"/healthz", "/healthz/ready"} {
+		if code, _ := do(http.MethodGet, probe, "", ""); code != http.StatusOK {
+			t.Fatalf("GET %s without credentials: %d", probe, code)
+		}
 	}
 }
 
