@@ -44,7 +44,9 @@ type Folder struct {
 	files   map[string]*fileState
 	order   []string // files in LoadDir's order
 	watched map[string]bool
-	summary string // fingerprint of the effective state last published
+	summary string               // fingerprint of the effective state last published
+	now     func() time.Time     // the clock of stampAges; tests replace it before Run
+	ages    map[string]time.Time // "namespace/name" of every Route of the last scan → when the folder first showed it
 
 	mu   sync.Mutex
 	in   mapping.Input
@@ -72,6 +74,8 @@ func NewFolder(dir string, log *slog.Logger) *Folder {
 		changes: make(chan struct{}, 1),
 		files:   map[string]*fileState{},
 		watched: map[string]bool{},
+		now:     time.Now,
+		ages:    map[string]time.Time{},
 	}
 }
 
@@ -85,7 +89,8 @@ func (f *Folder) HasSynced() bool { return f.synced.Load() }
 
 // Snapshot returns the merged Input built from the last good content of every file, in LoadDir's file
 // order, and the current error of every file whose content is not (entirely) in force, sorted by path.
-// The objects are copies the caller may keep and modify.
+// A Route whose manifest has no creationTimestamp carries the time the folder first showed it (see
+// stampAges). The objects are copies the caller may keep and modify.
 func (f *Folder) Snapshot() (mapping.Input, []FileError) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -188,6 +193,7 @@ func (f *Folder) rescan(w *fsnotify.Watcher, first bool) (again bool) {
 	f.order = order
 
 	in, errs, summary := f.merge(list.problems)
+	f.stampAges(&in)
 	if !first && summary == f.summary {
 		return again
 	}

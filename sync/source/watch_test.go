@@ -20,7 +20,12 @@ func route(ns, name, host string) string {
 // startFolder runs a Folder on dir until the test ends, and checks that Run then returns nil.
 func startFolder(t *testing.T, dir string) *Folder {
 	t.Helper()
-	f := NewFolder(dir, nil)
+	return runFolder(t, NewFolder(dir, nil))
+}
+
+// runFolder runs f until the test ends, and checks that Run then returns nil.
+func runFolder(t *testing.T, f *Folder) *Folder {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
