@@ -2,8 +2,6 @@ package mapping
 
 import (
 	"fmt"
-	"net/netip"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -11,6 +9,34 @@ import (
 )
 
 // Route annotations Translate understands (OpenShift's names).
+//
+// Each annotation is of one of two kinds (annotationKindOf), which decide what an invalid value does:
+//
+//   - security annotations fail closed: an invalid value rejects the Route with InvalidAnnotation.
+//     These are the annotations whose invalid value OpenShift's router drops, and dropping it would
+//     turn a protection off or widen what the Route exposes: the IP allowlist (OpenShift serves the
+//     Route to every address when no entry parses), the rate limits and pod-concurrent-connections
+//     (OpenShift leaves a non-integer limit out), hsts_header (no header at all), set-forwarded-headers
+//     (a fallback to append hands the backend client-forged X-Forwarded-* headers it meant to replace
+//     or drop) and rewrite-target (without the rewrite, backend paths outside the target are
+//     reachable).
+//   - cosmetic annotations are ignored, as OpenShift's router ignores them: the Route is admitted with
+//     the default for that setting and an InvalidAnnotation warning that names the annotation, the
+//     value, why it is invalid and what is used instead. These are balance, timeout, timeout-tunnel,
+//     the health-check interval, disable_cookies, cookie_name and cookie-same-site (the sticky-session
+//     cookie is the router's own, for affinity only).
+//
+// Bounds of the numeric annotations:
+//
+//   - timeout and timeout-tunnel: OpenShift's grammar [1-9][0-9]*(us|ms|s|m|h|d)? (no unit: ms), at
+//     least minTimeoutMillis (so never zero, which HAProxy reads as "no timeout"); a value above
+//     HAProxy's largest timeout, maxTimeoutMillis, is clipped to it with a warning, as OpenShift's
+//     clipHAProxyTimeoutValue does.
+//   - haproxy.health.check.interval: the same grammar and cap, at least minCheckIntervalMillis.
+//   - rate-limit-connections.concurrent-tcp, .rate-tcp, .rate-http and pod-concurrent-connections: an
+//     integer [1-9][0-9]* (0 would reject every connection, or mean "no limit" for maxconn); a value
+//     above maxAnnotationInt is clipped to it with a warning (a stricter limit than asked, never a
+//     looser one).
 const (
 	AnnotationBalance             = "haproxy.router.openshift.io/balance"
 	AnnotationTimeout             = "haproxy.router.openshift.io/timeout"
@@ -34,11 +60,45 @@ const (
 // Limits of annotation values and derived names.
 const (
 	maxAllowlistEntries          = 1000
-	maxAnnotationInt             = 1000000
 	rewriteTargetExtraCharacters = "-._~/!$&()*+,;=:@%"
 	hstsMaxAgeMaxDigits          = 10
 	maxCookieNameLength          = 64
+
+	// maxAnnotationInt caps the rate limits and pod-concurrent-connections. A million concurrent
+	// connections, or connections per 3 s, or requests per 10 s, from one source address is no limit
+	// in practice, and keeps every value far inside HAProxy's 32-bit counters.
+	maxAnnotationInt = 1000000
+	// maxTimeoutMillis is HAProxy's largest timeout, 2^31-1 ms (about 24.8 days): OpenShift's
+	// HaproxyMaxTimeout, to which it clips larger values.
+	maxTimeoutMillis = 1<<31 - 1
+	// minTimeoutMillis is the smallest timeout annotation: zero would disable the timeout.
+	minTimeoutMillis = 1
+	// minCheckIntervalMillis is the smallest health-check interval: ten checks a second per server at
+	// most, whatever a tenant writes (1us would start a check storm from every router replica against
+	// every pod). Sub-second intervals such as 500ms stay valid; the default is 5000ms.
+	minCheckIntervalMillis = 100
 )
+
+// annotationKind says what an invalid value of an annotation does (see the annotation constants).
+type annotationKind int
+
+const (
+	// kindSecurity: an invalid value rejects the Route.
+	kindSecurity annotationKind = iota
+	// kindCosmetic: an invalid value is ignored with a warning and the default is used.
+	kindCosmetic
+)
+
+// annotationKindOf returns the kind of an annotation; any annotation not listed as cosmetic is a
+// security one, so that a new annotation fails closed until it is classified.
+func annotationKindOf(name string) annotationKind {
+	switch name {
+	case AnnotationBalance, AnnotationTimeout, AnnotationTimeoutTunnel, AnnotationHealthCheckInterval,
+		AnnotationDisableCookies, AnnotationCookieName, AnnotationCookieSameSite:
+		return kindCosmetic
+	}
+	return kindSecurity
+}
 
 // backendOptions are the per-backend settings a Route's annotations select.
 type backendOptions struct {
@@ -55,15 +115,34 @@ type backendOptions struct {
 	serverMaxConn    int
 }
 
-// annotationParser collects the first error per annotation; every invalid value rejects the Route
-// (nothing is "fixed" silently, and an invalid value never turns a protection off).
+// annotationParser collects the invalid values of a Route's annotations: errors (security
+// annotations; the Route is rejected, every error in one message) and warnings (cosmetic annotations
+// ignored, values clipped to their bounds; one warning each).
 type annotationParser struct {
-	ann  map[string]string
-	errs []string
+	ann      map[string]string
+	errs     []string
+	warnings []string
 }
 
-func (p *annotationParser) fail(name, format string, args ...any) {
-	p.errs = append(p.errs, fmt.Sprintf("annotation %s=%s: %s", name, quoteShort(p.ann[name]), fmt.Sprintf(format, args...)))
+// message formats a report about one annotation's value.
+func (p *annotationParser) message(name, format string, args ...any) string {
+	return fmt.Sprintf("annotation %s=%s: %s", name, quoteShort(p.ann[name]), fmt.Sprintf(format, args...))
+}
+
+// invalid reports an invalid value of name. For a security annotation it is an error; for a cosmetic
+// one a warning that ends with what the Route gets instead (instead, e.g. "balance random").
+func (p *annotationParser) invalid(name, instead, format string, args ...any) {
+	msg := p.message(name, format, args...)
+	if annotationKindOf(name) == kindCosmetic {
+		p.warnings = append(p.warnings, msg+"; ignored, using "+instead)
+		return
+	}
+	p.errs = append(p.errs, msg)
+}
+
+// warn reports a value of name that is used, changed as the message says (clipped to a bound).
+func (p *annotationParser) warn(name, format string, args ...any) {
+	p.warnings = append(p.warnings, p.message(name, format, args...))
 }
 
 func (p *annotationParser) get(name string) (string, bool) {
@@ -71,8 +150,9 @@ func (p *annotationParser) get(name string) (string, bool) {
 	return v, ok
 }
 
-// oneOf parses an annotation restricted to a fixed set of values, returning def when it is absent.
-func (p *annotationParser) oneOf(name, def string, allowed ...string) string {
+// oneOf parses an annotation restricted to a fixed set of values, returning def when it is absent or
+// invalid (instead describes def for the warning of a cosmetic annotation).
+func (p *annotationParser) oneOf(name, def, instead string, allowed ...string) string {
 	v, ok := p.get(name)
 	if !ok {
 		return def
@@ -82,55 +162,110 @@ func (p *annotationParser) oneOf(name, def string, allowed ...string) string {
 			return v
 		}
 	}
-	p.fail(name, "want one of %s", strings.Join(allowed, ", "))
+	p.invalid(name, instead, "want one of %s", strings.Join(allowed, ", "))
 	return def
 }
 
-// timeout parses an HAProxy duration annotation (mapping.ParseTimeout).
-func (p *annotationParser) timeout(name, def string) string {
+// duration parses an HAProxy duration annotation with OpenShift's grammar, [1-9][0-9]*(us|ms|s|m|h|d)?
+// (no unit means ms), of at least minMillis. It returns the value with an explicit unit, or
+// maxTimeoutMillis (with a warning) for a larger value, or def when the annotation is absent or
+// invalid (instead describes def for the warning).
+func (p *annotationParser) duration(name string, minMillis int64, def, instead string) string {
 	v, ok := p.get(name)
 	if !ok {
 		return def
 	}
-	d, valid := ParseTimeout(v)
-	if !valid {
-		p.fail(name, "want a duration such as 500ms, 30s, 5m, 1h")
+	d, micros, valid := parseAnnotationDuration(v)
+	switch {
+	case !valid:
+		p.invalid(name, instead, "want a duration such as 500ms, 30s, 5m or 1h (digits not starting with 0, unit us, ms, s, m, h or d)")
 		return def
+	case micros < minMillis*1000:
+		p.invalid(name, instead, "below the minimum of %dms", minMillis)
+		return def
+	case micros > maxTimeoutMillis*1000:
+		clipped := strconv.Itoa(maxTimeoutMillis) + "ms"
+		p.warn(name, "above HAProxy's maximum timeout; clipped to %s", clipped)
+		return clipped
 	}
 	return d
 }
 
-// boolean parses "true" or "false".
-func (p *annotationParser) boolean(name string) bool {
+// parseAnnotationDuration parses [1-9][0-9]*(us|ms|s|m|h|d)? and returns the value with an explicit
+// unit and its length in microseconds; a value too large to count is reported as just above
+// maxTimeoutMillis.
+func parseAnnotationDuration(v string) (string, int64, bool) {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	if i == 0 || v[0] == '0' {
+		return "", 0, false
+	}
+	var f int64
+	switch unit := v[i:]; unit {
+	case "us":
+		f = 1
+	case "", "ms":
+		f = 1e3
+	case "s":
+		f = 1e6
+	case "m":
+		f = 60e6
+	case "h":
+		f = 3600e6
+	case "d":
+		f = 86400e6
+	default:
+		return "", 0, false
+	}
+	unit := v[i:]
+	if unit == "" {
+		unit = "ms"
+	}
+	const above = (maxTimeoutMillis + 1) * 1000
+	n, err := strconv.ParseInt(v[:i], 10, 64)
+	if err != nil || n > above/f {
+		return v[:i] + unit, above, true
+	}
+	return v[:i] + unit, n * f, true
+}
+
+// boolean parses a boolean annotation as OpenShift does (strconv.ParseBool: 1, t, T, TRUE, true, True,
+// and their false counterparts); an invalid value gives false (instead describes it).
+func (p *annotationParser) boolean(name, instead string) bool {
 	v, ok := p.get(name)
 	if !ok {
 		return false
 	}
-	switch v {
-	case "true":
-		return true
-	case "false":
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		p.invalid(name, instead, "want true or false")
 		return false
 	}
-	p.fail(name, "want true or false")
-	return false
+	return b
 }
 
-// positive parses a positive integer of at most maxAnnotationInt; 0 means absent.
-func (p *annotationParser) positive(name string) int {
+// limit parses a limit of a security annotation: an integer from 1, without sign or leading zero; a
+// value above maxAnnotationInt is clipped to it with a warning. 0 means absent or invalid.
+func (p *annotationParser) limit(name string) int {
 	v, ok := p.get(name)
 	if !ok {
 		return 0
 	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxAnnotationInt || strconv.Itoa(n) != v {
-		p.fail(name, "want a positive integer up to %d", maxAnnotationInt)
+	if !allDigits(v) || v[0] == '0' {
+		p.invalid(name, "", "want a positive integer, without sign or leading zero")
 		return 0
 	}
-	return n
+	if n, err := strconv.Atoi(v); err == nil && n <= maxAnnotationInt {
+		return n
+	}
+	p.warn(name, "above the maximum; clipped to %d", maxAnnotationInt)
+	return maxAnnotationInt
 }
 
-// parseAnnotations derives the backend options of an admission from its Route's annotations.
+// parseAnnotations derives the backend options of an admission from its Route's annotations. Errors
+// (invalid security annotations) reject the Route; warnings are added to the admission.
 func parseAnnotations(a *admission, ann map[string]string, opts Options) (backendOptions, *rejection) {
 	p := &annotationParser{ann: ann}
 	passthrough := a.kind == model.KindPassthrough
@@ -147,16 +282,16 @@ func parseAnnotations(a *admission, ann map[string]string, opts Options) (backen
 	if len(a.services) > 1 {
 		def = "roundrobin"
 	}
-	o.balance = p.oneOf(AnnotationBalance, def, model.BalanceAlgorithms()...)
-	o.timeoutServer = p.timeout(AnnotationTimeout, "")
-	o.timeoutTunnel = p.timeout(AnnotationTimeoutTunnel, "")
-	o.checkInterval = p.timeout(AnnotationHealthCheckInterval, opts.CheckInterval)
+	o.balance = p.oneOf(AnnotationBalance, def, "balance "+def, model.BalanceAlgorithms()...)
+	o.timeoutServer = p.duration(AnnotationTimeout, minTimeoutMillis, "", routerDefault("timeout server", opts.Timeouts.Server))
+	o.timeoutTunnel = p.duration(AnnotationTimeoutTunnel, minTimeoutMillis, "", routerDefault("timeout tunnel", opts.Timeouts.Tunnel))
+	o.checkInterval = p.duration(AnnotationHealthCheckInterval, minCheckIntervalMillis, opts.CheckInterval, routerDefault("check interval", opts.CheckInterval))
 	o.allowlist = p.allowlist()
 	o.rateLimit = p.rateLimit(passthrough)
-	o.serverMaxConn = p.positive(AnnotationPodConcurrentConns)
+	o.serverMaxConn = p.limit(AnnotationPodConcurrentConns)
 	if !passthrough {
 		o.cookie = p.cookie(a)
-		o.forwardedHeaders = p.oneOf(AnnotationForwardedHeaders, opts.ForwardedHeaders, model.ForwardedPolicies()...)
+		o.forwardedHeaders = p.oneOf(AnnotationForwardedHeaders, opts.ForwardedHeaders, "", model.ForwardedPolicies()...)
 		o.rewrite = p.rewrite(a.path)
 	}
 	if a.terminated() {
@@ -165,183 +300,16 @@ func parseAnnotations(a *admission, ann map[string]string, opts Options) (backen
 	if len(p.errs) > 0 {
 		return backendOptions{}, reject(ReasonInvalidAnnotation, strings.Join(p.errs, "; "))
 	}
+	for _, w := range p.warnings {
+		a.warn(ReasonInvalidAnnotation, w)
+	}
 	return o, nil
 }
 
-// allowlist parses ip_allowlist (or the legacy ip_whitelist when the new one is unset or empty):
-// whitespace-separated addresses and CIDRs, returned canonical, sorted and deduplicated.
-func (p *annotationParser) allowlist() []string {
-	name := AnnotationIPAllowlist
-	v := strings.TrimSpace(p.ann[name])
-	if v == "" {
-		name = AnnotationIPWhitelist
-		v = strings.TrimSpace(p.ann[name])
+// routerDefault describes a router-wide setting a Route falls back to, for a warning.
+func routerDefault(what, value string) string {
+	if value == "" {
+		return "HAProxy's default " + what
 	}
-	if v == "" {
-		return nil
-	}
-	tokens := strings.Fields(v)
-	if len(tokens) > maxAllowlistEntries {
-		p.fail(name, "%d entries: at most %d are allowed", len(tokens), maxAllowlistEntries)
-		return nil
-	}
-	set := map[string]bool{}
-	for _, tok := range tokens {
-		c, ok := canonicalIPOrCIDR(tok)
-		if !ok {
-			p.fail(name, "%s is not an IP address or CIDR", quoteShort(tok))
-			return nil
-		}
-		set[c] = true
-	}
-	out := make([]string, 0, len(set))
-	for c := range set {
-		out = append(out, c)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// canonicalIPOrCIDR returns the canonical form of an IPv4/IPv6 address or CIDR (network address with
-// the host bits cleared). Zones are refused.
-func canonicalIPOrCIDR(s string) (string, bool) {
-	if strings.Contains(s, "/") {
-		pfx, err := netip.ParsePrefix(s)
-		if err != nil {
-			return "", false
-		}
-		return pfx.Masked().String(), true
-	}
-	addr, err := netip.ParseAddr(s)
-	if err != nil || addr.Zone() != "" {
-		return "", false
-	}
-	return addr.String(), true
-}
-
-// rateLimit parses rate-limit-connections and its limits. All limits are validated even when the
-// feature is off; rate-http does not apply to passthrough Routes and is ignored there.
-func (p *annotationParser) rateLimit(passthrough bool) *model.RateLimit {
-	enabled := p.boolean(AnnotationRateLimit)
-	rl := model.RateLimit{
-		ConcurrentTCP: p.positive(AnnotationRateLimitConcurrent),
-		RateTCP:       p.positive(AnnotationRateLimitTCP),
-	}
-	if !passthrough {
-		rl.RateHTTP = p.positive(AnnotationRateLimitHTTP)
-	}
-	if !enabled || rl == (model.RateLimit{}) {
-		return nil
-	}
-	return &rl
-}
-
-// cookie returns the sticky-session cookie of an http-mode backend, or nil when disabled. The default
-// name is derived from the backend name, so it is stable and reveals nothing about the Route.
-func (p *annotationParser) cookie(a *admission) *model.Cookie {
-	disabled := p.boolean(AnnotationDisableCookies)
-	name := model.DefaultCookieName(a.backendName)
-	if v, ok := p.get(AnnotationCookieName); ok {
-		if validCookieName(v) {
-			name = v
-		} else {
-			p.fail(AnnotationCookieName, "want 1-64 characters from A-Z, a-z, 0-9, '_' and '-'")
-		}
-	}
-	// Secure on every TLS-terminated Route, whatever its insecure policy: the cookie never travels in
-	// clear, and flipping the policy stays a map change (no backend option changes, no reload).
-	secure := a.terminated()
-	sameSite := p.oneOf(AnnotationCookieSameSite, "", "Lax", "Strict", "None")
-	if disabled {
-		return nil
-	}
-	if sameSite == "None" && !secure {
-		p.fail(AnnotationCookieSameSite, "SameSite=None needs a Secure cookie: only edge and reencrypt routes have one")
-	}
-	return &model.Cookie{Name: name, Key: model.DefaultCookieKey(a.backendName), Secure: secure, SameSite: sameSite}
-}
-
-// hsts parses hsts_header: "max-age=<digits>" with optional includeSubDomains and preload, separated
-// by ";" with optional spaces, directive names case-insensitive. It returns the normalised value.
-func (p *annotationParser) hsts() string {
-	v, ok := p.get(AnnotationHSTS)
-	if !ok {
-		return ""
-	}
-	var maxAge string
-	var sub, preload bool
-	for _, part := range strings.Split(v, ";") {
-		d := strings.Trim(part, " \t")
-		lower := strings.ToLower(d)
-		switch {
-		case strings.HasPrefix(lower, "max-age="):
-			digits := d[len("max-age="):]
-			if maxAge != "" || !allDigits(digits) || len(digits) > hstsMaxAgeMaxDigits {
-				p.fail(AnnotationHSTS, "want one max-age=<seconds>")
-				return ""
-			}
-			maxAge = digits
-		case lower == "includesubdomains" && !sub:
-			sub = true
-		case lower == "preload" && !preload:
-			preload = true
-		default:
-			p.fail(AnnotationHSTS, "want max-age=<seconds> with optional includeSubDomains and preload, separated by ';'")
-			return ""
-		}
-	}
-	if maxAge == "" {
-		p.fail(AnnotationHSTS, "max-age=<seconds> is required")
-		return ""
-	}
-	out := "max-age=" + maxAge
-	if sub {
-		out += ";includeSubDomains"
-	}
-	if preload {
-		out += ";preload"
-	}
-	return out
-}
-
-// rewrite parses rewrite-target; the prefix is the Route path without its trailing "/".
-func (p *annotationParser) rewrite(path string) *model.Rewrite {
-	v, ok := p.get(AnnotationRewriteTarget)
-	if !ok {
-		return nil
-	}
-	valid := strings.HasPrefix(v, "/")
-	for i := 0; valid && i < len(v); i++ {
-		valid = isAlnumByte(v[i]) || strings.IndexByte(rewriteTargetExtraCharacters, v[i]) >= 0
-	}
-	if !valid || len(v) > maxPathLength {
-		p.fail(AnnotationRewriteTarget, "want a path starting with \"/\" made of A-Z a-z 0-9 and %s", rewriteTargetExtraCharacters)
-		return nil
-	}
-	return &model.Rewrite{Prefix: trimSlash(path), Target: v}
-}
-
-// validCookieName reports whether v matches ^[A-Za-z0-9_-]{1,64}$.
-func validCookieName(v string) bool {
-	if v == "" || len(v) > maxCookieNameLength {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if !isAlnumByte(v[i]) && v[i] != '_' && v[i] != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return "the router's " + what + " " + value
 }

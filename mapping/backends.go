@@ -34,7 +34,7 @@ func (t *translator) buildBackend(a *admission) (model.Backend, []*rejection) {
 	weights := make([]int32, len(a.services))
 	counts := make([]int, len(a.services))
 	for i, ref := range a.services {
-		eps, ws := t.serviceEndpoints(a.namespace, ref.name, a.route.Spec.Port)
+		eps, ws := t.serviceEndpoints(a.namespace, ref.name, a.port)
 		endpoints[i], counts[i], weights[i] = eps, len(eps), ref.weight
 		warnings = append(warnings, ws...)
 	}

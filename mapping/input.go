@@ -50,6 +50,8 @@ const (
 	ReasonEndpointRejected         = "EndpointRejected"
 	// ReasonCertificateNotServed (a warning): an older Route on the same host supplies the certificate.
 	ReasonCertificateNotServed = "CertificateNotServed"
+	// ReasonNotImplemented (a warning): the Route sets a field haroute does not implement and ignores.
+	ReasonNotImplemented = "NotImplemented"
 )
 
 // DeepCopy returns a copy of in that shares no object with it.

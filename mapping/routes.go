@@ -2,9 +2,11 @@ package mapping
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/haroute/haroute/mapping/model"
@@ -29,8 +31,19 @@ type admission struct {
 	policy      routev1.InsecureEdgeTerminationPolicyType
 	backendName string
 	services    []serviceRef
-	options     backendOptions
-	tls         routeTLS
+	// port is spec.port, validated, with a targetPort written as a decimal string turned into its
+	// number (OpenShift compares both forms with the endpoint's port number); nil selects every port.
+	port    *routev1.RoutePort
+	options backendOptions
+	tls     routeTLS
+	// warnings are problems that do not keep the Route from being admitted (ignored annotation
+	// values, fields haroute does not implement); they are reported only when it is admitted.
+	warnings []*rejection
+}
+
+// warn records a warning about the admitted Route.
+func (a *admission) warn(reason, message string) {
+	a.warnings = append(a.warnings, reject(reason, message))
 }
 
 // serviceRef is one Service of a Route (spec.to or an alternate backend) with its weight.
@@ -69,6 +82,16 @@ func (t *translator) validate(r *routev1.Route) (*admission, *rejection) {
 		return nil, rej
 	}
 	a.services = services
+
+	port, rej := routePort(r.Spec.Port)
+	if rej != nil {
+		return nil, rej
+	}
+	a.port = port
+	if h := r.Spec.HTTPHeaders; h != nil && (len(h.Actions.Request) > 0 || len(h.Actions.Response) > 0) {
+		a.warn(ReasonNotImplemented, fmt.Sprintf("spec.httpHeaders is not implemented by haroute and is ignored: its %d request and %d response header actions are not applied",
+			len(h.Actions.Request), len(h.Actions.Response)))
+	}
 
 	opts, rej := parseAnnotations(a, r.Annotations, t.opts)
 	if rej != nil {
@@ -150,6 +173,36 @@ func routeServices(r *routev1.Route) ([]serviceRef, *rejection) {
 		refs = append(refs, serviceRef{name: to.Name, weight: w})
 	}
 	return refs, nil
+}
+
+// routePort checks spec.port.targetPort: a port name (IANA_SVC_NAME: at most 15 lowercase letters,
+// digits and '-', with at least one letter, as Kubernetes names container ports) or a number in
+// 1-65535, given as a number or as a decimal string. Anything else, such as "http;quit" or "8080\n",
+// could match no endpoint port and would leave the Route admitted without servers and without a
+// reason, so it is rejected. It returns spec.port with a decimal string turned into its number.
+func routePort(rp *routev1.RoutePort) (*routev1.RoutePort, *rejection) {
+	if rp == nil {
+		return nil, nil
+	}
+	const want = "want a port number in 1-65535 or a port name (at most 15 lowercase letters, digits and '-', with a letter)"
+	tp := rp.TargetPort
+	switch tp.Type {
+	case intstr.Int:
+		if tp.IntVal < 1 || tp.IntVal > 65535 {
+			return nil, reject(ReasonInvalidRoute, fmt.Sprintf("spec.port.targetPort %d: %s", tp.IntVal, want))
+		}
+		return rp, nil
+	case intstr.String:
+		s := tp.StrVal
+		if n, err := strconv.Atoi(s); err == nil && allDigits(s) && strconv.Itoa(n) == s && n >= 1 && n <= 65535 {
+			return &routev1.RoutePort{TargetPort: intstr.FromInt32(int32(n))}, nil
+		}
+		if len(validation.IsValidPortName(s)) > 0 {
+			return nil, reject(ReasonInvalidRoute, fmt.Sprintf("spec.port.targetPort %s: %s", quoteShort(s), want))
+		}
+		return rp, nil
+	}
+	return nil, reject(ReasonInvalidRoute, fmt.Sprintf("spec.port.targetPort: unknown type %d: %s", tp.Type, want))
 }
 
 // httpReachable reports whether the Route is served (or redirected) on the plain-HTTP frontend.

@@ -26,8 +26,8 @@ const (
 //
 // Routes are admitted greedily, oldest first (creationTimestamp, then UID, then namespace/name), so
 // conflicts resolve as in OpenShift: the oldest Route keeps a host and path. Each rejected Route gets one
-// Problem; admitted Routes may get warnings (refused endpoints). Problems are sorted by namespace, name,
-// reason and message.
+// Problem; admitted Routes may get warnings (ignored annotation values, unimplemented fields, refused
+// endpoints). Problems are sorted by namespace, name, reason and message.
 func Translate(in Input, opts Options) (*model.Config, []Problem) {
 	t := &translator{
 		opts:   opts,
@@ -148,7 +148,7 @@ func (t *translator) addRoute(r *routev1.Route) {
 	t.claims.claim(a)
 
 	backend, warnings := t.buildBackend(a)
-	for _, w := range warnings {
+	for _, w := range append(a.warnings, warnings...) {
 		t.problems = append(t.problems, Problem{Namespace: r.Namespace, Name: r.Name, Reason: w.reason, Message: w.message, Warning: true})
 	}
 	t.backends = append(t.backends, backend)

@@ -1,0 +1,209 @@
+package mapping
+
+import (
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// The parsers of the annotations with structured values: the allowlist, rate limits, the
+// sticky-session cookie, HSTS and the rewrite target.
+
+// allowlist parses ip_allowlist (or the legacy ip_whitelist when the new one is unset or empty):
+// whitespace-separated addresses and CIDRs, returned canonical, sorted and deduplicated. It is a
+// security annotation: OpenShift drops the entries that do not parse and serves the Route to every
+// address when none does; here one invalid entry rejects the Route.
+func (p *annotationParser) allowlist() []string {
+	name := AnnotationIPAllowlist
+	v := strings.TrimSpace(p.ann[name])
+	if v == "" {
+		name = AnnotationIPWhitelist
+		v = strings.TrimSpace(p.ann[name])
+	}
+	if v == "" {
+		return nil
+	}
+	tokens := strings.Fields(v)
+	if len(tokens) > maxAllowlistEntries {
+		p.invalid(name, "", "%d entries: at most %d are allowed", len(tokens), maxAllowlistEntries)
+		return nil
+	}
+	set := map[string]bool{}
+	for _, tok := range tokens {
+		c, ok := canonicalIPOrCIDR(tok)
+		if !ok {
+			p.invalid(name, "", "%s is not an IP address or CIDR", quoteShort(tok))
+			return nil
+		}
+		set[c] = true
+	}
+	out := make([]string, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// canonicalIPOrCIDR returns the canonical form of an IPv4/IPv6 address or CIDR (network address with
+// the host bits cleared). Zones are refused.
+func canonicalIPOrCIDR(s string) (string, bool) {
+	if strings.Contains(s, "/") {
+		pfx, err := netip.ParsePrefix(s)
+		if err != nil {
+			return "", false
+		}
+		return pfx.Masked().String(), true
+	}
+	addr, err := netip.ParseAddr(s)
+	if err != nil || addr.Zone() != "" {
+		return "", false
+	}
+	return addr.String(), true
+}
+
+// rateLimit parses rate-limit-connections and its limits. All limits are validated even when the
+// feature is off; rate-http does not apply to passthrough Routes and is ignored there.
+func (p *annotationParser) rateLimit(passthrough bool) *model.RateLimit {
+	enabled := p.boolean(AnnotationRateLimit, "")
+	rl := model.RateLimit{
+		ConcurrentTCP: p.limit(AnnotationRateLimitConcurrent),
+		RateTCP:       p.limit(AnnotationRateLimitTCP),
+	}
+	if !passthrough {
+		rl.RateHTTP = p.limit(AnnotationRateLimitHTTP)
+	}
+	if !enabled || rl == (model.RateLimit{}) {
+		return nil
+	}
+	return &rl
+}
+
+// cookie returns the sticky-session cookie of an http-mode backend, or nil when disabled. The default
+// name is derived from the backend name, so it is stable and reveals nothing about the Route. Its
+// annotations are cosmetic: an invalid value leaves that attribute at its default.
+func (p *annotationParser) cookie(a *admission) *model.Cookie {
+	disabled := p.boolean(AnnotationDisableCookies, "sticky-session cookies, as by default")
+	name := model.DefaultCookieName(a.backendName)
+	if v, ok := p.get(AnnotationCookieName); ok {
+		if validCookieName(v) {
+			name = v
+		} else {
+			p.invalid(AnnotationCookieName, "the generated cookie name", "want 1-64 characters from A-Z, a-z, 0-9, '_' and '-'")
+		}
+	}
+	// Secure on every TLS-terminated Route, whatever its insecure policy: the cookie never travels in
+	// clear, and flipping the policy stays a map change (no backend option changes, no reload).
+	secure := a.terminated()
+	const noSameSite = "no SameSite attribute"
+	sameSite := p.oneOf(AnnotationCookieSameSite, "", noSameSite, "Lax", "Strict", "None")
+	if disabled {
+		return nil
+	}
+	if sameSite == "None" && !secure {
+		p.invalid(AnnotationCookieSameSite, noSameSite, "SameSite=None needs a Secure cookie: only edge and reencrypt routes have one")
+		sameSite = ""
+	}
+	return &model.Cookie{Name: name, Key: model.DefaultCookieKey(a.backendName), Secure: secure, SameSite: sameSite}
+}
+
+// hsts parses hsts_header with OpenShift's grammar: one max-age=<seconds> (spaces or tabs around '=',
+// the digits optionally in double quotes) with optional includeSubDomains and preload, separated by
+// ';' with optional spaces or tabs, directive names case-insensitive, repeated flags allowed. It
+// returns the normalised value. Unlike OpenShift, a line break is never whitespace: the value ends up
+// in a header.
+func (p *annotationParser) hsts() string {
+	v, ok := p.get(AnnotationHSTS)
+	if !ok {
+		return ""
+	}
+	const grammar = "want max-age=<seconds> with optional includeSubDomains and preload, separated by ';'"
+	var maxAge string
+	var sub, preload bool
+	for _, part := range strings.Split(v, ";") {
+		d := strings.Trim(part, " \t")
+		lower := strings.ToLower(d)
+		switch {
+		case strings.HasPrefix(lower, "max-age"):
+			rest := strings.TrimLeft(d[len("max-age"):], " \t")
+			digits, isAssign := strings.CutPrefix(rest, "=")
+			digits = strings.TrimLeft(digits, " \t")
+			if q, ok := strings.CutPrefix(digits, `"`); ok {
+				digits, ok = strings.CutSuffix(q, `"`)
+				isAssign = isAssign && ok
+			}
+			if maxAge != "" {
+				p.invalid(AnnotationHSTS, "", "max-age is given more than once")
+				return ""
+			}
+			if !isAssign || !allDigits(digits) || len(digits) > hstsMaxAgeMaxDigits {
+				p.invalid(AnnotationHSTS, "", "want max-age=<seconds>: at most %d digits, optionally in double quotes", hstsMaxAgeMaxDigits)
+				return ""
+			}
+			maxAge = digits
+		case lower == "includesubdomains":
+			sub = true
+		case lower == "preload":
+			preload = true
+		default:
+			p.invalid(AnnotationHSTS, "", grammar)
+			return ""
+		}
+	}
+	if maxAge == "" {
+		p.invalid(AnnotationHSTS, "", "max-age=<seconds> is required")
+		return ""
+	}
+	out := "max-age=" + maxAge
+	if sub {
+		out += ";includeSubDomains"
+	}
+	if preload {
+		out += ";preload"
+	}
+	return out
+}
+
+// rewrite parses rewrite-target; the prefix is the Route path without its trailing "/".
+func (p *annotationParser) rewrite(path string) *model.Rewrite {
+	v, ok := p.get(AnnotationRewriteTarget)
+	if !ok {
+		return nil
+	}
+	valid := strings.HasPrefix(v, "/")
+	for i := 0; valid && i < len(v); i++ {
+		valid = isAlnumByte(v[i]) || strings.IndexByte(rewriteTargetExtraCharacters, v[i]) >= 0
+	}
+	if !valid || len(v) > maxPathLength {
+		p.invalid(AnnotationRewriteTarget, "", "want a path starting with \"/\" made of A-Z a-z 0-9 and %s", rewriteTargetExtraCharacters)
+		return nil
+	}
+	return &model.Rewrite{Prefix: trimSlash(path), Target: v}
+}
+
+// validCookieName reports whether v matches ^[A-Za-z0-9_-]{1,64}$.
+func validCookieName(v string) bool {
+	if v == "" || len(v) > maxCookieNameLength {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if !isAlnumByte(v[i]) && v[i] != '_' && v[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
