@@ -52,6 +52,9 @@ const (
 	ReasonCertificateNotServed = "CertificateNotServed"
 	// ReasonNotImplemented (a warning): the Route sets a field haroute does not implement and ignores.
 	ReasonNotImplemented = "NotImplemented"
+	// ReasonRefusedByHAProxy: HAProxy refused the configuration the Route produced (its certificate,
+	// a line of its backend); the others are served without it.
+	ReasonRefusedByHAProxy = "RefusedByHAProxy"
 )
 
 // DeepCopy returns a copy of in that shares no object with it.

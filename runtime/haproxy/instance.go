@@ -141,6 +141,10 @@ type Outcome struct {
 	// FailedOp the name of the op that failed (apply.OpName; "" when none did).
 	Fallback error
 	FailedOp string
+	// Refused are the Routes HAProxy named when it refused the update (its configuration check or
+	// reload, or the runtime op that failed before the fallback): serving the others means leaving
+	// them out.
+	Refused []Refused
 	// Result is what the runtime ops did (empty for a structural plan).
 	Result apply.Result
 	// ReloadAt is set when the plan needs a reload that may not be sent before then
@@ -296,6 +300,13 @@ func (i *Instance) reload(ctx context.Context, files []render.File, mask []byte,
 		out.Reloaded, i.lastReload = true, res.Duration
 		i.refreshProcs(ctx)
 		return nil
+	}
+	if errors.Is(err, reload.ErrInvalidConfig) || errors.Is(err, reload.ErrReloadFailed) {
+		text := err.Error()
+		if out.Fallback != nil {
+			text = out.Fallback.Error() + "\n" + text
+		}
+		out.Refused = blame(text, files, next)
 	}
 	if out.Fallback != nil || errors.Is(err, reload.ErrReloadTimeout) || !errors.Is(err, reload.ErrInvalidConfig) && !errors.Is(err, reload.ErrReloadFailed) {
 		i.forget(plan.Reason{Kind: plan.Initial, Detail: "HAProxy's state is unknown after: " + err.Error()})

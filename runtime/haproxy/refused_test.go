@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
@@ -56,6 +57,10 @@ func TestRefusedCertificateLeavesTheAcceptedFiles(t *testing.T) {
 		t.Fatalf("the Route with a certificate HAProxy refuses was applied: %+v", out)
 	}
 	t.Logf("refused as expected: %v", err)
+	if len(out.Refused) != 1 || out.Refused[0].Namespace != "app" || out.Refused[0].Name != "weak" ||
+		!strings.Contains(out.Refused[0].Message, "app_weak.pem") {
+		t.Errorf("the refusal names %+v, want app/weak with HAProxy's line about its certificate", out.Refused)
+	}
 	if got := readTree(t, dir); !equalTrees(got, accepted) {
 		t.Errorf("the files on disk are not the last ones HAProxy took: %s", treeDiff(accepted, got))
 	}

@@ -44,6 +44,8 @@ type loop struct {
 	problems problemLog
 	// waitingLogged: the "waiting for the source" line was written.
 	waitingLogged bool
+	// refused are the Routes HAProxy refused, by "namespace/name", left out of the next syncs.
+	refused map[string]refusal
 }
 
 func newBackoff(initial, maxInterval time.Duration) *backoff.ExponentialBackOff {
@@ -59,6 +61,7 @@ func newLoop(c *Controller) *loop {
 	return &loop{
 		c:           c,
 		retry:       newBackoff(cmp.Or(c.retryStart, retryInitial), retryMax),
+		refused:     map[string]refusal{},
 		statusRetry: newBackoff(statusRetryInitial, statusRetryMax),
 		problems:    problemLog{},
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -38,6 +39,11 @@ func (l *loop) sync(ctx context.Context) error {
 	start := time.Now()
 	var rep syncReport
 	err := l.syncOnce(ctx, &rep)
+	for round := 1; errors.Is(err, errRefusedRoutes) && round < maxRefusalRounds && ctx.Err() == nil; round++ {
+		// Again at once, without the Routes HAProxy named: the others are served.
+		rep = syncReport{}
+		err = l.syncOnce(ctx, &rep)
+	}
 	rep.duration = time.Since(start)
 	if ctx.Err() == nil {
 		c.state.sync(rep.desired, c.HAProxy.Applied(), rep.outcome, err, rep.duration, rep.updated)
@@ -87,8 +93,14 @@ func (d Desired) Rejected() int {
 // config (a bug, never bad input: bad input is a Problem).
 func Translate(src source.Source, opts mapping.Options) (Desired, error) {
 	in, fileErrs := src.Snapshot()
+	return translateInput(in, fileErrs, in.Routes, nil, opts)
+}
+
+// translateInput translates in (whose Routes may leave some of all out) and adds extra problems; Desired
+// keeps all the Routes, for their status.
+func translateInput(in mapping.Input, fileErrs []source.FileError, all []*routev1.Route, extra []mapping.Problem, opts mapping.Options) (Desired, error) {
 	cfg, problems := mapping.Translate(in, opts)
-	d := Desired{Config: cfg, Problems: problems, Routes: in.Routes, FileErrors: fileErrs}
+	d := Desired{Config: cfg, Problems: append(problems, extra...), Routes: all, FileErrors: fileErrs}
 	if err := cfg.Validate(); err != nil {
 		return d, fmt.Errorf("translate gave an invalid config: %w", err)
 	}
@@ -97,7 +109,11 @@ func Translate(src source.Source, opts mapping.Options) (Desired, error) {
 
 func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 	c := l.c
-	d, err := Translate(c.Source, c.Options)
+	in, fileErrs := c.Source.Snapshot()
+	all := in.Routes
+	var refused []mapping.Problem
+	in.Routes, refused = l.leaveOutRefused(in.Routes, time.Now())
+	d, err := translateInput(in, fileErrs, all, refused, c.Options)
 	rep.desired = d
 	rep.fileErrs = len(d.FileErrors)
 	if err != nil {
@@ -147,6 +163,9 @@ func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncRepor
 	}
 	l.recordOutcome(out, err, took)
 	if err != nil {
+		if l.recordRefused(out, rep.desired.Routes, time.Now()) {
+			return fmt.Errorf("update: %w: %w", errRefusedRoutes, err)
+		}
 		return fmt.Errorf("update: %w", err)
 	}
 	l.lastDesired = desired
