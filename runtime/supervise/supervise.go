@@ -149,10 +149,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 				eb.Reset()
 			}
 		}
-		wait := eb.NextBackOff()
-		if wait == backoff.Stop { // MaxElapsedTime is 0, so this does not happen; stay bounded anyway
-			wait = maxBackoff
-		}
+		wait := nextWait(eb)
 		level := slog.LevelInfo
 		if s.repeating() {
 			level = slog.LevelDebug
@@ -254,6 +251,16 @@ func (s *Supervisor) kill(p *process) error {
 	}
 	s.log.Info(msgStopped, "pid", p.pid, "signal", "SIGKILL", "status", p.status())
 	return nil
+}
+
+// nextWait is the next restart wait, at most maxBackoff: the library's jitter spreads each interval
+// over ±50%, so its MaxInterval alone would allow up to 1.5× the documented cap.
+func nextWait(eb *backoff.ExponentialBackOff) time.Duration {
+	wait := eb.NextBackOff()
+	if wait == backoff.Stop || wait > maxBackoff { // Stop cannot come (MaxElapsedTime 0); stay bounded anyway
+		wait = maxBackoff
+	}
+	return wait
 }
 
 // newBackOff returns the restart backoff: never gives up (MaxElapsedTime 0).

@@ -361,3 +361,20 @@ func TestWaitForSockets(t *testing.T) {
 		}
 	})
 }
+
+// TestRestartWaitKeepsToItsCap: the restart waits grow from initialBackoff and never pass
+// maxBackoff, jitter included.
+func TestRestartWaitKeepsToItsCap(t *testing.T) {
+	eb := (&Supervisor{}).newBackOff()
+	var longest time.Duration
+	for i := range 500 {
+		w := nextWait(eb)
+		if w > maxBackoff || w <= 0 {
+			t.Fatalf("wait %d is %v, want (0, %v]", i, w, maxBackoff)
+		}
+		longest = max(longest, w)
+	}
+	if longest < maxBackoff/2 {
+		t.Fatalf("the waits never grew: longest %v", longest)
+	}
+}

@@ -172,7 +172,7 @@ func (l *loop) fire(ctx context.Context) {
 	}
 	now = time.Now()
 	if err != nil {
-		wait := l.retry.NextBackOff()
+		wait := min(l.retry.NextBackOff(), retryMax) // the jitter would allow 1.5x the cap
 		l.retrying, l.failedAt = true, now
 		c.syncFailed(now, err)
 		l.due = now.Add(wait)
