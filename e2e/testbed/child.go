@@ -23,12 +23,31 @@ type LogBuffer struct {
 	head    bytes.Buffer
 	tail    []byte
 	dropped int
+	// carry is the end of the output so far, so that a marker split across two writes is seen; keys
+	// is set once PEM private key armour went by (kept or dropped).
+	carry []byte
+	keys  bool
+}
+
+// keyArmour is what every PEM private key carries ("-----BEGIN [RSA |EC ]PRIVATE KEY-----").
+var keyArmour = []byte("PRIVATE KEY-----")
+
+// SawKeyMaterial reports whether the output ever held a PEM private key, whatever the bounds kept.
+func (b *LogBuffer) SawKeyMaterial() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.keys
 }
 
 // Write keeps what the bounds allow and always reports success, so the child never blocks.
 func (b *LogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.keys {
+		seen := append(b.carry, p...)
+		b.keys = bytes.Contains(seen, keyArmour)
+		b.carry = append(b.carry[:0], seen[max(len(seen)-len(keyArmour), 0):]...)
+	}
 	n := len(p)
 	if room := logHead - b.head.Len(); room > 0 {
 		k := min(len(p), room)

@@ -69,6 +69,9 @@ func startProcess(t testing.TB, name string, cmd *exec.Cmd, opts ProcessOptions,
 	}()
 	t.Cleanup(func() {
 		p.stop(t)
+		if p.Out.SawKeyMaterial() {
+			t.Errorf("%s wrote a PEM private key to its output: keys must never reach a log", p.Name)
+		}
 		if afterStop != nil {
 			afterStop(t)
 		}

@@ -134,3 +134,24 @@ func TestEventuallyStopsAtAFinalError(t *testing.T) {
 		t.Errorf("Eventually = %v after %d calls, want gone after 2", err, calls)
 	}
 }
+
+// TestProcessOutputWithKeyFails: a process that prints a PEM private key fails the test, even when
+// the armour is split across writes or dropped by the buffer's bounds.
+func TestProcessOutputWithKeyFails(t *testing.T) {
+	var b LogBuffer
+	_, _ = b.Write([]byte("start\n-----BEGIN EC PRIVATE"))
+	if b.SawKeyMaterial() {
+		t.Fatal("half the armour counted")
+	}
+	_, _ = b.Write([]byte(" KEY-----\nMHcCAQEE\n"))
+	if !b.SawKeyMaterial() {
+		t.Fatal("armour split across two writes not seen")
+	}
+	r := &cleanupRecorder{TB: t}
+	StartProcess(r, "leaky", exec.Command("sh", "-c", "echo '-----BEGIN PRIVATE KEY-----'"), ProcessOptions{StopTimeout: time.Second})
+	time.Sleep(200 * time.Millisecond)
+	r.runCleanups()
+	if !r.Failed() || !strings.Contains(strings.Join(r.errors, "\n"), "private key") {
+		t.Fatalf("a process printing a key did not fail the test: %v", r.errors)
+	}
+}
