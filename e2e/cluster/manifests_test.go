@@ -56,6 +56,7 @@ func TestManifestPod(t *testing.T) {
 
 	p := c.ReplayPod(t, "overlays/kubernetes", 0)
 	p.CheckProbes()
+	p.CheckSockets()
 	const shop = "http://shop.e2e.test/"
 	wait := func(url string, want ...string) {
 		t.Helper()

@@ -454,3 +454,30 @@ func (p *Pod) Reloads() int {
 	}
 	return n
 }
+
+// CheckSockets checks that every socket on the volume (HAProxy's master, admin and internal ones,
+// haroute's state socket) is the pod user's alone: mode 600, owned by the pod's UID. Sockets are the
+// only way to HAProxy's runtime API, and none listens on a network address.
+func (p *Pod) CheckSockets() {
+	t := p.t
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(p.Dir, "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || info.Mode().Type() != os.ModeSocket {
+			continue
+		}
+		n++
+		st, ok := info.Sys().(*syscall.Stat_t)
+		if info.Mode().Perm() != 0o600 || !ok || int64(st.Uid) != p.uid {
+			t.Errorf("socket run/%s: mode %v, owner %v; want 0600, the pod's UID %d", e.Name(), info.Mode().Perm(), info.Sys(), p.uid)
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d sockets under run/, want at least the master, admin and state sockets", n)
+	}
+}
