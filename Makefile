@@ -69,7 +69,7 @@ iproute2: ## install Debian's iproute2 (ip netns, for the e2e pod networks) when
 demo: build haproxy ## run haroute demo: HAProxy on 127.0.0.1:8080/8443 with example Routes and local backends (DEMO_ARGS to change)
 	$(BIN)/haroute demo $(DEMO_ARGS)
 
-test: lint vulncheck golden-check unit race e2e matrix image-check ## the whole suite: lint, govulncheck, the golden check, unit and integration tests, the race lane and e2e on 2.6, the HAProxy matrix, then the image (as root)
+test: lint vulncheck golden-check unit fuzz-smoke race e2e matrix image-check ## the whole suite: lint, govulncheck, the golden check, unit and integration tests, a short fuzzing run, the race lane and e2e on 2.6, the HAProxy matrix, then the image (as root)
 
 unit: haproxy ## go vet and the tests of ./... (unit, and integration with the real haproxy)
 	$(GO) vet ./...
@@ -144,6 +144,43 @@ RACE_PACKAGES := ./sync/controller/ ./sync/source/ ./sync/status/ ./runtime/hapr
 race: haproxy ## the packages with concurrency under the race detector
 	@cc=$$($(GO) env CC); command -v "$${cc%% *}" >/dev/null 2>&1 || { echo "race: the race detector needs cgo and a C compiler ($$cc): apt-get install gcc"; exit 1; }
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(RACE_PACKAGES)
+
+# Fuzzing: Go's native fuzz targets, each run alone (go test -fuzz takes one package and one target).
+# Their seed corpora (the test cases and examples, every recorded HAProxy reply, testdata/fuzz/<target>/
+# of each package) run in every go test as plain tests; these targets mutate them. What a run finds new
+# stays in Go's fuzz cache (under `go env GOCACHE`) and seeds the next run; a failing input is written to
+# testdata/fuzz/<target>/ of its package, where go test replays it until it is fixed or removed.
+# Minimization stops after FUZZMINIMIZE calls: Go's default (60 s) on every new input of the
+# translation's multi-kilobyte manifests leaves hardly any time for fuzzing.
+FUZZ_TARGETS := ./mapping/:FuzzTranslateRender \
+	./runtime/socket/:FuzzCommandBuilders ./runtime/socket/:FuzzParseShowProc \
+	./runtime/socket/:FuzzParseServersState ./runtime/socket/:FuzzParseMap \
+	./runtime/socket/:FuzzParseCertPaths ./runtime/socket/:FuzzParseCertDetails \
+	./runtime/socket/:FuzzParseCrtList ./runtime/socket/:FuzzParseInfo \
+	./runtime/socket/:FuzzParseMapLookup ./runtime/socket/:FuzzParseReload \
+	./runtime/apply/:FuzzApplyPlan ./runtime/stats/:FuzzShowStat
+FUZZTIME ?= 2m
+FUZZ_SMOKE_TIME ?= 3s
+FUZZMINIMIZE ?= 100x
+
+# fuzz-loop runs every target of FUZZ_TARGETS for $(1) each, all of them even when one fails, and
+# sets status to 1 when one does.
+fuzz-loop = for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t\#\#*:}; \
+		echo "== $$name ($$pkg): $(1)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(1) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg || status=1; \
+	done
+
+.PHONY: fuzz fuzz-smoke
+fuzz: haproxy ## long fuzzing runs: FUZZTIME per target (default 2m), then the translation again with haproxy -c on every input
+	@status=0; $(call fuzz-loop,$(FUZZTIME)); \
+	echo "== FuzzTranslateRender (./mapping/) with haproxy -c on every input: $(FUZZTIME)"; \
+	HAROUTE_FUZZ_HAPROXY_CHECK=1 $(GO) test -run '^$$' -fuzz '^FuzzTranslateRender$$' -fuzztime $(FUZZTIME) \
+		-fuzzminimizetime $(FUZZMINIMIZE) ./mapping/ || status=1; \
+	exit $$status
+
+fuzz-smoke: ## a short run of every fuzz target: FUZZ_SMOKE_TIME each (default 3s)
+	@status=0; $(call fuzz-loop,$(FUZZ_SMOKE_TIME)); exit $$status
 
 # golangci-lint is pinned in its own module, tools/lint (a tool directive in its go.mod), and built
 # into bin/ only when the pin changes. .golangci.yml says what it checks, the architecture's import

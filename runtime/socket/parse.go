@@ -31,6 +31,10 @@ func ParseServersState(reply string) ([]ServerState, error) {
 	}
 	col := map[string]int{}
 	for i, name := range strings.Fields(header) {
+		if _, dup := col[name]; dup {
+			// HAProxy names each column once; a repeated one would send a row's lookups past its end.
+			return nil, fmt.Errorf("show servers state: header names %q twice", name)
+		}
 		col[name] = i
 	}
 	for _, name := range serversStateFields {

