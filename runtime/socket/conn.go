@@ -105,25 +105,43 @@ func noReply(cmd string, err error) error {
 	return &CommandError{Command: cmd, Err: fmt.Errorf("%w: connection closed without a reply: %w", ErrUnexpectedReply, err)}
 }
 
-// checkCommand refuses a command line HAProxy would split into several commands.
+// checkCommand refuses a command line HAProxy would not read as exactly one command: one with a line
+// break, NUL or unescaped ';' (each ends the command there), one that ends with a lone backslash (it
+// escapes the line feed that ends the line, and HAProxy would read the next command as part of this
+// one), and one holding the payload marker "<<" (HAProxy would wait for a payload). A ';' escaped as
+// "\;" is a character of its word.
 func checkCommand(cmd string) error {
 	if strings.TrimSpace(cmd) == "" {
 		return fmt.Errorf("command %q: %w: empty", cmd, ErrInvalid)
 	}
-	if i := strings.IndexAny(cmd, "\n\r;\x00"); i >= 0 {
+	if i := strings.IndexAny(cmd, "\n\r\x00"); i >= 0 {
 		return fmt.Errorf("command %q: %w: %q would end the command early", cmd, ErrInvalid, cmd[i])
+	}
+	if strings.Contains(cmd, payloadMarker) {
+		return fmt.Errorf("command %q: %w: %q would open a payload", cmd, ErrInvalid, payloadMarker)
+	}
+	for i := 0; i < len(cmd); i++ {
+		switch cmd[i] {
+		case '\\':
+			if i++; i == len(cmd) {
+				return fmt.Errorf("command %q: %w: a trailing backslash would continue the command on the next line", cmd, ErrInvalid)
+			}
+		case ';':
+			return fmt.Errorf("command %q: %w: an unescaped ';' would end the command early", cmd, ErrInvalid)
+		}
 	}
 	return nil
 }
+
+// payloadMarker opens a payload on HAProxy's CLI: 2.6 takes a line that ends with it, 3.0+ a line
+// whose last word starts with it.
+const payloadMarker = "<<"
 
 // payloadMessage checks cmd and payload and returns what is written for them: "cmd <<", the payload
 // lines and the empty line that ends them.
 func payloadMessage(cmd, payload string) (msg string, lines int, err error) {
 	if err := checkCommand(cmd); err != nil {
 		return "", 0, err
-	}
-	if strings.HasSuffix(strings.TrimRight(cmd, " \t"), "<<") {
-		return "", 0, fmt.Errorf("command %q: %w: the payload marker is added by Payload", cmd, ErrInvalid)
 	}
 	if !strings.HasSuffix(payload, "\n") {
 		payload += "\n"

@@ -358,6 +358,17 @@ func TestMapsOnHAProxy(t *testing.T) {
 				t.Errorf("show map = %+v, want the key x\\y", entries)
 			}
 			wantErr(t, "del map backslash", socket.DelMap(ctx, r, m, `x\y`), nil)
+			// A ';' in a key (Route paths may hold one) is escaped on the command line and reaches
+			// HAProxy as part of the key, for add, set and del alike.
+			semi := "shop.example.com/a;b=c;"
+			wantErr(t, "add map ;", socket.AddMap(ctx, r, m, semi, "be_http"), nil)
+			wantErr(t, "set map ;", socket.SetMap(ctx, r, m, semi, "be_default;x"), nil)
+			entries, _ = socket.ShowMap(ctx, r, m)
+			if !slices.Contains(entries, socket.MapEntry{Key: semi, Value: "be_default;x"}) {
+				t.Errorf("show map = %+v, want the key %q with value be_default;x", entries, semi)
+			}
+			wantErr(t, "del map ;", socket.DelMap(ctx, r, m, semi), nil)
+			wantErr(t, "del map ; again", socket.DelMap(ctx, r, m, semi), socket.ErrNotFound)
 
 			// ReplaceMap with payloads close to tune.bufsize (32768).
 			var want []socket.MapEntry

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -197,7 +198,8 @@ func TestHelpersRefuseArguments(t *testing.T) {
 		"value with space":   func() error { return SetMap(ctx, r, "/m", "k", "v w") },
 		"key with tab":       func() error { return DelMap(ctx, r, "/m", "k\tx") },
 		"empty spec":         func() error { return AddServer(ctx, r, "b", "s", "  ") },
-		"spec with ;":        func() error { return AddServer(ctx, r, "b", "s", "1.2.3.4:80;show info") },
+		"key with <<":        func() error { return DelMap(ctx, r, "/m", "k<<") },
+		"spec with <<":       func() error { return AddServer(ctx, r, "b", "s", "1.2.3.4:80 <<x") },
 		"crt-list 2 lines":   func() error { return AddCrtListEntry(ctx, r, "/l", "/a.pem a\n/b.pem b") },
 		"crt-list empty":     func() error { return AddCrtListEntry(ctx, r, "/l", " ") },
 		"empty pem":          func() error { return SetCert(ctx, r, "/a.pem", "\n\n") },
@@ -215,6 +217,37 @@ func TestHelpersRefuseArguments(t *testing.T) {
 	}
 	if len(r.sent) != 0 {
 		t.Errorf("sent %q, want nothing", r.sent)
+	}
+}
+
+// TestSemicolonIsEscaped: a ';' inside an argument (RFC 3986 allows it in Route paths) is sent as
+// "\;", which HAProxy reads as part of the word, not as the end of the command.
+func TestSemicolonIsEscaped(t *testing.T) {
+	ctx := context.Background()
+	r := &scripted{replies: []string{"", "", "", "Unknown command"}}
+	if err := AddMap(ctx, r, "/m", "shop.example.com/a;b", "be_http:ns:r"); err != nil {
+		t.Fatal(err)
+	}
+	if err := DelMap(ctx, r, "/m", `x\;y`); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetMap(ctx, r, "/m", "k;", "v;"); err != nil {
+		t.Fatal(err)
+	}
+	_ = AddServer(ctx, r, "b", "s", "1.2.3.4:80;show info")
+	want := []string{
+		`add map /m shop.example.com/a\;b be_http:ns:r`,
+		`del map /m x\\\;y`,
+		`set map /m k\; v\;`,
+		`add server b/s 1.2.3.4:80\;show info`,
+	}
+	if !slices.Equal(r.sent, want) {
+		t.Errorf("sent %q, want %q", r.sent, want)
+	}
+	for _, cmd := range []string{"show info;show stat", `show info\`, "show map <<", "del map /m <<x"} {
+		if err := checkCommand(cmd); !errors.Is(err, ErrInvalid) {
+			t.Errorf("checkCommand(%q) = %v, want ErrInvalid", cmd, err)
+		}
 	}
 }
 

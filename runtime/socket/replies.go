@@ -145,8 +145,9 @@ func check(cmd, reply string, want ...string) error {
 }
 
 // line joins a command's words into one command line. Every argument must be one non-empty word
-// without whitespace, ';' or control characters; backslashes are doubled because HAProxy's CLI parser
-// takes a backslash as an escape.
+// without whitespace, control characters or "<<"; backslashes are doubled and ';' is escaped as "\;",
+// because HAProxy's CLI parser takes a backslash as an escape and an unescaped ';' as the end of the
+// command (checked on 2.6, 3.0, 3.2 and 3.4: `del map <m> a\;b` deletes the key "a;b").
 func line(words ...string) (string, error) {
 	var b strings.Builder
 	for i, w := range words {
@@ -156,20 +157,29 @@ func line(words ...string) (string, error) {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(strings.ReplaceAll(w, `\`, `\\`))
+		for j := 0; j < len(w); j++ {
+			if w[j] == '\\' || w[j] == ';' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(w[j])
+		}
 	}
 	return b.String(), nil
 }
 
-// checkWord refuses an argument HAProxy would not read as one word.
+// checkWord refuses an argument HAProxy would not read as one word, on a command line or as the key
+// or value of a payload line.
 func checkWord(w string) error {
 	if w == "" {
 		return fmt.Errorf("%w: empty argument", ErrInvalid)
 	}
 	for _, r := range w {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == ';' {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
 			return fmt.Errorf("%w: %q holds %q", ErrInvalid, w, r)
 		}
+	}
+	if strings.Contains(w, payloadMarker) {
+		return fmt.Errorf("%w: %q holds %q, which HAProxy reads as the start of a payload", ErrInvalid, w, payloadMarker)
 	}
 	return nil
 }
