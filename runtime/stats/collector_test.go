@@ -2,6 +2,7 @@ package stats_test
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -253,5 +254,29 @@ func TestPassthroughRoute(t *testing.T) {
 	}
 	if n := len(g.match("haproxy_backend_http_responses_total", labels)); n != 0 {
 		t.Errorf("%d HTTP response series of a tcp backend", n)
+	}
+}
+
+// TestRepeatedRows: a reply that lists a proxy and a server twice (HAProxy never does; the fuzzer
+// made one) still scrapes, and the first row of each name counts.
+func TestRepeatedRows(t *testing.T) {
+	r := recordings(t)[0]
+	header, rows, _ := strings.Cut(strings.TrimSuffix(r.reply, "\n"), "\n")
+	var doubled []string
+	for _, row := range strings.Split(rows, "\n") {
+		doubled = append(doubled, row)
+		// The copy claims a huge request count: were it counted, the value would change.
+		doubled = append(doubled, strings.ReplaceAll(row, ","+strconv.Itoa(wwwRequests)+",", ",999999,"))
+	}
+	reply := header + "\n" + strings.Join(doubled, "\n") + "\n"
+	n, err := gatherCount(fuzzCollector(t, reply, r.applied))
+	if err != nil || n == 0 {
+		t.Fatalf("gather of a reply with every row twice: %d series, %v", n, err)
+	}
+	g := gather(t, newCollector(t, &replies{reply: reply}, func() *model.Config { return r.applied }, stats.Options{}))
+	got := g.value(t, "haproxy_backend_http_responses_total", map[string]string{
+		"backend": "http", "namespace": "web", "route": "www", "code": "2xx"})
+	if got != wwwRequests {
+		t.Errorf("web/www: %v responses, want the first row's %d", got, wwwRequests)
 	}
 }

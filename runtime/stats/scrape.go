@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -193,7 +194,16 @@ func (s *scrape) keep(fam family, h *header, fields []string, set *labelSet) {
 // http_responses_total by group (the backend kind), code, then the other labels.
 func (s *scrape) send(fam family) {
 	rows := s.rows[fam]
-	sort.Slice(rows, func(i, j int) bool { return rows[i].set.key < rows[j].set.key })
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].set.key != rows[j].set.key {
+			return rows[i].set.key < rows[j].set.key
+		}
+		return rows[i].at < rows[j].at
+	})
+	// A reply that lists one proxy or server twice (HAProxy never does: names are unique in a
+	// configuration) would send the same series twice, and the registry fails the whole scrape for
+	// that; the first row of a name counts.
+	rows = slices.CompactFunc(rows, func(a, b row) bool { return a.set.key == b.set.key })
 	sel, descs, values := s.c.fields[fam], s.c.descs[fam], s.values[fam]
 	nf := len(sel)
 	var withCode []int

@@ -1,7 +1,6 @@
 package stats_test
 
 import (
-	"encoding/csv"
 	"strings"
 	"testing"
 	"time"
@@ -35,9 +34,6 @@ func FuzzShowStat(f *testing.F) {
 	}
 	fields := len(stats.AllFields())
 	f.Fuzz(func(t *testing.T, rec uint8, reply string) {
-		if repeatsRow(reply) {
-			t.Skip("the reply lists a proxy or server twice (repeatsRow)")
-		}
 		c := fuzzCollector(t, reply, recs[int(rec)%len(recs)].applied)
 		type result struct {
 			series int
@@ -66,48 +62,6 @@ func FuzzShowStat(f *testing.F) {
 		}
 	})
 }
-
-// repeatsRow reports a reply that lists one proxy or server twice: two frontend rows or two backend
-// rows of one proxy, or two server rows of one server. HAProxy never does (names are unique in a configuration), and for such a reply
-// the collector sends the series of that row twice, which fails the whole gather (promhttp answers
-// 500 to the scrape); FuzzShowStat skips these replies instead of failing on them until the
-// collector keeps only the first row of a name. The rows are split as plain CSV, quotes removed.
-func repeatsRow(reply string) bool {
-	header, rows, _ := strings.Cut(reply, "\n")
-	cols := map[string]int{}
-	for i, name := range strings.Split(strings.TrimPrefix(header, "# "), ",") {
-		if _, dup := cols[name]; !dup {
-			cols[name] = i
-		}
-	}
-	px, okP := cols["pxname"]
-	sv, okS := cols["svname"]
-	typ, okT := cols["type"]
-	if !okP || !okS || !okT {
-		return false
-	}
-	seen := map[[3]string]bool{}
-	for row := range strings.SplitSeq(rows, "\n") {
-		r := csv.NewReader(strings.NewReader(row))
-		r.LazyQuotes = true
-		f, err := r.Read()
-		if err != nil || len(f) <= max(px, sv, typ) {
-			continue
-		}
-		key := [3]string{f[typ], f[px], f[sv]}
-		if f[typ] != typeServer {
-			key[2] = "" // one frontend or backend row per proxy, whatever its svname
-		}
-		if seen[key] {
-			return true
-		}
-		seen[key] = true
-	}
-	return false
-}
-
-// typeServer is the type column of a server row (0 frontend, 1 backend, 2 server, 3 listener).
-const typeServer = "2"
 
 // fuzzCollector returns a collector of every field that is answered reply and labels with applied.
 func fuzzCollector(t testing.TB, reply string, applied *model.Config) *stats.Collector {
