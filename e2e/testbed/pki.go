@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net/netip"
 	"testing"
@@ -162,4 +163,16 @@ func serial(t testing.TB) *big.Int {
 		t.Fatalf("testbed: serial number: %v", err)
 	}
 	return n.Add(n, big.NewInt(1))
+}
+
+// LargeCABundle returns c's certificate after enough other CA certificates to make a bundle of at
+// least size bytes, as a tenant pastes a public CA bundle into destinationCACertificate. c comes last,
+// so a server verified against the bundle only works when all of it arrived.
+func (c *CA) LargeCABundle(t testing.TB, size int) []byte {
+	t.Helper()
+	var b []byte
+	for i := 0; len(b)+len(c.pem) < size; i++ {
+		b = append(b, NewCA(t, fmt.Sprintf("%s filler %03d", c.Name, i)).pem...)
+	}
+	return append(b, c.pem...)
 }

@@ -75,6 +75,8 @@ func (f *fakeHAProxy) reply(cmd, payload string) string {
 		return fmt.Sprintf("New CA file created '%s'!\n", last)
 	case strings.HasPrefix(cmd, "set ssl ca-file"):
 		return fmt.Sprintf("transaction created for CA %s!\n", w[3])
+	case strings.HasPrefix(cmd, "add ssl ca-file"):
+		return fmt.Sprintf("transaction updated for CA %s!\n", w[3])
 	case strings.HasPrefix(cmd, "del ssl ca-file"):
 		return fmt.Sprintf("CA file '%s' deleted!\n", last)
 	}

@@ -170,11 +170,15 @@ func (a *applier) apply(ctx context.Context, op plan.Op) error {
 }
 
 // setCertificate: new ssl cert (when New), set ssl cert with the PEM, commit ssl cert; a failed
-// commit is aborted so that no transaction stays open.
+// commit is aborted so that no transaction stays open. HAProxy has no way to send one certificate in
+// parts: a PEM longer than a payload may be (tune.bufsize on 2.6–3.3) fails before anything is sent.
 func (a *applier) setCertificate(ctx context.Context, o plan.SetCertificate) error {
 	p, err := a.certPath(o.Cert.Name)
 	if err != nil {
 		return err
+	}
+	if _, err := a.pemParts(ctx, o.Cert.PEM, false); err != nil {
+		return fmt.Errorf("certificate %s: %w", o.Cert.Name, err)
 	}
 	if o.New {
 		if err := socket.NewCert(ctx, a.r, p); err != nil {
@@ -193,27 +197,70 @@ func (a *applier) setCertificate(ctx context.Context, o plan.SetCertificate) err
 	return nil
 }
 
-// setCAFile: new ssl ca-file (when New), set ssl ca-file, commit ssl ca-file (aborted when it fails).
+// setCAFile: new ssl ca-file (when New), set ssl ca-file with the first part of the bundle, add ssl
+// ca-file with each further part (a bundle longer than one payload, 2.7+), commit ssl ca-file; once a
+// transaction is open, a failure aborts it.
 func (a *applier) setCAFile(ctx context.Context, o plan.SetCAFile) error {
 	p, err := a.caPath(o.CA.Name)
 	if err != nil {
 		return err
+	}
+	parts, err := a.pemParts(ctx, o.CA.PEM, true)
+	if err != nil {
+		return fmt.Errorf("CA file %s: %w", o.CA.Name, err)
 	}
 	if o.New {
 		if err := socket.NewCAFile(ctx, a.r, p); err != nil {
 			return err
 		}
 	}
-	if err := socket.SetCAFile(ctx, a.r, p, o.CA.PEM); err != nil {
+	if err := socket.SetCAFile(ctx, a.r, p, parts[0]); err != nil {
 		return err
 	}
-	if err := socket.CommitCAFile(ctx, a.r, p); err != nil {
+	for _, part := range parts[1:] {
+		if err = socket.AddCAFile(ctx, a.r, p, part); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = socket.CommitCAFile(ctx, a.r, p)
+	}
+	if err != nil {
 		if abortErr := socket.AbortCAFile(ctx, a.r, p); abortErr != nil {
 			return errors.Join(err, fmt.Errorf("abort: %w", abortErr))
 		}
 		return err
 	}
 	return nil
+}
+
+// pemParts returns pem as the payloads that carry it: one, unless it is longer than a payload may
+// be on this HAProxy (tune.bufsize less the margin, 2.6–3.3) and it can go in parts (a CA bundle,
+// 2.7+). The capabilities are asked only for such a long PEM. The error wraps socket.ErrUnsupported
+// when HAProxy cannot take it at runtime; the caller's fallback reload then loads it from its file.
+func (a *applier) pemParts(ctx context.Context, pem string, splittable bool) ([]string, error) {
+	if len(pem) <= a.maxPayload {
+		return []string{pem}, nil
+	}
+	caps, err := a.capabilities(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if caps.LargePayloads {
+		return []string{pem}, nil
+	}
+	parts, err := socket.SplitPEM(pem, a.maxPayload)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 {
+		return parts, nil
+	}
+	if !splittable || !caps.AddCAFile {
+		return nil, fmt.Errorf("%w: %d bytes of PEM are over the %d a payload may hold on HAProxy %s, and it cannot be sent in parts",
+			socket.ErrUnsupported, len(pem), a.maxPayload, caps.Version)
+	}
+	return parts, nil
 }
 
 // crtListLine returns the crt-list line of c exactly as render writes it into cert_config.map:

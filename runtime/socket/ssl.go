@@ -238,6 +238,64 @@ func SetCAFile(ctx context.Context, r Runner, caPath, pem string) error {
 		fmt.Sprintf(fmtCATxCreated, caPath), fmt.Sprintf(fmtCATxUpdated, caPath))
 }
 
+// AddCAFile adds the certificates of pem to the open transaction of caPath (or to a copy of the live
+// CA file when none is open): `add ssl ca-file <path> <<`, HAProxy 2.7+. With SetCAFile for the first
+// part, it carries a CA bundle larger than one payload may be (tune.bufsize on 2.6–3.3).
+func AddCAFile(ctx context.Context, r Runner, caPath, pem string) error {
+	cmd, err := line("add", "ssl", "ca-file", caPath)
+	if err != nil {
+		return err
+	}
+	payload, err := pemPayload(pem)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	return expectPayload(ctx, r, cmd, payload,
+		fmt.Sprintf(fmtCATxCreated, caPath), fmt.Sprintf(fmtCATxUpdated, caPath))
+}
+
+// SplitPEM cuts pem (blank lines dropped, as SetCert and SetCAFile send it) into parts of at most
+// limit bytes each, cutting only after the end line of a PEM block, so that each part holds whole
+// certificates. ErrInvalid when one block alone is longer than limit or pem holds no line.
+func SplitPEM(pem string, limit int) ([]string, error) {
+	payload, err := pemPayload(pem)
+	if err != nil {
+		return nil, err
+	}
+	var parts []string
+	var part, block strings.Builder
+	flush := func() error {
+		if block.Len() > limit {
+			return fmt.Errorf("%w: one PEM block is %d bytes, over the payload limit of %d", ErrInvalid, block.Len(), limit)
+		}
+		if part.Len()+block.Len() > limit {
+			parts = append(parts, part.String())
+			part.Reset()
+		}
+		part.WriteString(block.String())
+		block.Reset()
+		return nil
+	}
+	for l := range strings.SplitSeq(strings.TrimSuffix(payload, "\n"), "\n") {
+		block.WriteString(l)
+		block.WriteByte('\n')
+		if strings.HasPrefix(l, "-----END ") {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if block.Len() > 0 {
+		if err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	if part.Len() > 0 {
+		parts = append(parts, part.String())
+	}
+	return parts, nil
+}
+
 // CommitCAFile commits the transaction of caPath.
 func CommitCAFile(ctx context.Context, r Runner, caPath string) error {
 	cmd, err := line("commit", "ssl", "ca-file", caPath)

@@ -177,8 +177,38 @@ func TestCAFilesOnHAProxy(t *testing.T) {
 	if status, backend, _ := b.client.Get(t, "http://secure.example.com/"); status != http.StatusOK || backend != "secure" {
 		t.Errorf("GET after the CA update = %d from %q, want 200 from secure", status, backend)
 	}
+	// A CA bundle larger than one payload (a tenant's pasted public bundle), sent in parts: set ssl
+	// ca-file with the first, add ssl ca-file with the rest (2.7+). Every certificate of the bundle
+	// is in the committed CA file, and the server still verifies (its CA comes last).
+	const limit = 32768 - 4608
+	bundle := string(b.ca.LargeCABundle(t, 200_000))
+	parts, err := socket.SplitPEM(bundle, limit)
+	if err != nil || len(parts) < 7 {
+		t.Fatalf("SplitPEM of a 200 kB bundle: %d parts, %v; want at least 7", len(parts), err)
+	}
+	wantErr(t, "set ca-file part 1", socket.SetCAFile(ctx, r, caPath, parts[0]), nil)
+	if !b.caps.AddCAFile {
+		// 2.6 has no add ssl ca-file: the applier never sends it there (apply.pemParts).
+		wantErr(t, "add ca-file on 2.6", socket.AddCAFile(ctx, r, caPath, parts[1]), socket.ErrUnexpectedReply)
+		wantErr(t, "abort ca-file", socket.AbortCAFile(ctx, r, caPath), nil)
+	} else {
+		for i, part := range parts[1:] {
+			wantErr(t, fmt.Sprintf("add ca-file part %d", i+2), socket.AddCAFile(ctx, r, caPath, part), nil)
+		}
+		wantErr(t, "commit ca-file in parts", socket.CommitCAFile(ctx, r, caPath), nil)
+		// "show ssl ca-file" lists "<path> - <n> certificate(s)" per CA file (a path with ':' cannot be
+		// named on its own: HAProxy reads what follows the last ':' as a certificate index).
+		reply, err := r.Command(ctx, "show ssl ca-file")
+		want := fmt.Sprintf("%s - %d certificate(s)", caPath, strings.Count(bundle, "-----BEGIN CERTIFICATE-----"))
+		if err != nil || !slices.Contains(strings.Split(reply, "\n"), want) {
+			t.Errorf("show ssl ca-file after %d parts = %q (%v), want a line %q", len(parts), reply, err, want)
+		}
+		if status, backend, _ := b.client.Get(t, "http://secure.example.com/"); status != http.StatusOK || backend != "secure" {
+			t.Errorf("GET after the bundle went in %d parts = %d from %q, want 200 from secure", len(parts), status, backend)
+		}
+	}
+
 	wantErr(t, "maint", socket.SetServerState(ctx, r, "be_secure", "tls", "maint"), nil)
-	var err error
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if err = socket.DelServer(ctx, r, "be_secure", "tls"); !errors.Is(err, socket.ErrBusy) {
 			break

@@ -79,6 +79,9 @@ type Capabilities struct {
 	// DelMapDeletesOne (3.4+): `del map <map> <key>` deletes one entry of the key; earlier versions
 	// delete every entry of it. haroute's maps never hold a key twice, so both do the same for it.
 	DelMapDeletesOne bool
+	// AddCAFile (2.7+): `add ssl ca-file` appends certificates to a CA file transaction, so a bundle
+	// larger than one payload goes in parts. 2.6 has only `set ssl ca-file`, one payload.
+	AddCAFile bool
 	// LargePayloads (3.4+): a `<<` payload may exceed tune.bufsize; on 2.6–3.3 a payload longer than
 	// tune.bufsize together with its command line makes HAProxy close the connection.
 	LargePayloads bool
@@ -95,6 +98,7 @@ func CapabilitiesOf(v Version) Capabilities {
 		AddServerRefusesEnabled:  v.AtLeast(3, 0),
 		NothingChangedReply:      v.AtLeast(3, 0),
 		DelMapDeletesOne:         v.AtLeast(3, 4),
+		AddCAFile:                v.AtLeast(2, 7),
 		LargePayloads:            v.AtLeast(3, 4),
 	}
 }
