@@ -78,7 +78,8 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	if rc.managed == "" && !rc.once && inst.Adopt(ctx) {
 		a.log.Info("HAProxy was running before this configuration was written: the first sync reloads it")
 	}
-	if err := a.writeFirstConfig(src, inst, rc); err != nil || rc.once {
+	refused, err := a.writeFirstConfig(ctx, src, inst, rc)
+	if err != nil || rc.once {
 		return err
 	}
 	restarts, err := a.startHAProxy(ctx, g, rc, boot)
@@ -89,6 +90,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 		Source:        src,
 		Options:       rc.settings.opts,
 		HAProxy:       inst,
+		Refused:       refused,
 		Restarts:      restarts,
 		DriftInterval: rc.driftInterval,
 		Metrics:       metrics,
@@ -137,25 +139,24 @@ func listenStats(rc runConfig) (net.Listener, error) {
 }
 
 // writeFirstConfig translates the first snapshot and writes its initial files, from which HAProxy
-// starts (or which --once leaves for it).
-func (a *app) writeFirstConfig(src source.Source, inst *haproxy.Instance, rc runConfig) error {
-	d, err := controller.Translate(src, rc.settings.opts)
+// starts (or which --once leaves for it), leaving out the Routes `haproxy -c` refuses (when there is a
+// binary to check with); it returns those for the controller to keep out.
+func (a *app) writeFirstConfig(ctx context.Context, src source.Source, inst *haproxy.Instance, rc runConfig) ([]controller.Refusal, error) {
+	first, err := controller.WriteFirst(ctx, src, rc.settings.opts, inst, a.log)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	d := first.Desired
 	for _, fe := range d.FileErrors {
 		a.log.Warn("manifest file not (fully) used", "file", fe.Path, "error", fe.Err)
 	}
-	first, err := inst.WriteInitial(d.Config)
-	if err != nil {
-		return err
-	}
 	a.log.Info("wrote the first configuration", "config", filepath.Join(rc.dir, filepath.FromSlash(haproxy.ConfigFile)),
-		"routes", len(first.State.Routes), "rejected", d.Rejected(), "backends", len(first.State.Backends), "mode", rc.mode)
+		"routes", len(first.Initial.State.Routes), "rejected", d.Rejected(), "refusedByHAProxy", len(first.Refused),
+		"backends", len(first.Initial.State.Backends), "mode", rc.mode)
 	if rc.once {
 		a.reportProblems(d.Problems)
 	}
-	return nil
+	return first.Refused, nil
 }
 
 // startHAProxy starts a managed HAProxy under a supervisor and returns its restart signals, or, in

@@ -37,12 +37,18 @@ func (i *Instance) initialFiles(desired *model.Config) (Initial, error) {
 	if desired == nil {
 		return Initial{}, fmt.Errorf("initial configuration: no desired state")
 	}
-	p := plan.ComputeWith(nil, desired, i.planOptions(desired, i.now(), false))
-	files, err := render.Render(p.Next, i.cfg.Render)
+	next := i.initialPlan(desired)
+	files, err := render.Render(next, i.cfg.Render)
 	if err != nil {
 		return Initial{}, fmt.Errorf("render the initial configuration: %w", err)
 	}
-	return Initial{State: p.Next, Files: files}, nil
+	return Initial{State: next, Files: files}, nil
+}
+
+// initialPlan is the state HAProxy runs after a start from nothing for desired: the plan from nothing
+// (Initial), its spare pool sized as an Update's reload would size it.
+func (i *Instance) initialPlan(desired *model.Config) *model.Config {
+	return plan.ComputeWith(nil, desired, i.planOptions(desired, i.now(), false)).Next
 }
 
 // WriteInitial writes the first configuration for desired (InitialFiles) into the directory, from

@@ -88,6 +88,9 @@ type Controller struct {
 	Options mapping.Options
 	// HAProxy applies desired states to HAProxy and repairs drift.
 	HAProxy HAProxy
+	// Refused are Routes HAProxy refused before Run (WriteFirst): the syncs leave them out until they
+	// change, as they leave out the Routes they find refused.
+	Refused []Refusal
 	// Status writes Route status after every sync; nil writes none.
 	Status StatusWriter
 	// Restarts receives a value after every (re)start of a supervised HAProxy (managed mode). Nil in

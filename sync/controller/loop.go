@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/mapping/model"
 )
@@ -24,8 +25,10 @@ type loop struct {
 	failedAt time.Time
 	retry    *backoff.ExponentialBackOff
 
-	// lastDesired is the last desired state Update accepted (nil before the first success).
-	lastDesired *model.Config
+	// lastDesired is the last desired state Update accepted (nil before the first success), and
+	// appliedRoutes the Routes it was made of, by "namespace/name".
+	lastDesired   *model.Config
+	appliedRoutes map[string]*routev1.Route
 	// deferredPending: the last Update left deferred server deletions to retry.
 	deferredPending bool
 	// statusPending: the last status write failed; statusRetry paces the follow-up syncs.
@@ -58,13 +61,17 @@ func newBackoff(initial, maxInterval time.Duration) *backoff.ExponentialBackOff 
 }
 
 func newLoop(c *Controller) *loop {
-	return &loop{
+	l := &loop{
 		c:           c,
 		retry:       newBackoff(cmp.Or(c.retryStart, retryInitial), retryMax),
 		refused:     map[string]refusal{},
 		statusRetry: newBackoff(statusRetryInitial, statusRetryMax),
 		problems:    problemLog{},
 	}
+	for _, r := range c.Refused {
+		l.refused[routeKey(r.Route)] = refusal{route: r.Route.DeepCopy(), message: r.Message, at: r.At}
+	}
+	return l
 }
 
 func (l *loop) run(ctx context.Context) error {

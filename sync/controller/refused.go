@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/haproxy"
 )
 
@@ -46,11 +48,7 @@ func (l *loop) leaveOutRefused(routes []*routev1.Route, now time.Time) ([]*route
 		present[key] = true
 		ref, ok := l.refused[key]
 		if ok && now.Sub(ref.at) < refusalTTL && sameRouteInput(ref.route, r) {
-			problems = append(problems, mapping.Problem{
-				Namespace: r.Namespace, Name: r.Name, Reason: mapping.ReasonRefusedByHAProxy,
-				Message: "HAProxy refused the configuration of this Route, so it is left out and the others are served: " +
-					ref.message + " (a change to the Route tries it again)",
-			})
+			problems = append(problems, refusedProblem(r, ref.message))
 			continue
 		}
 		delete(l.refused, key)
@@ -92,4 +90,56 @@ func (l *loop) recordRefused(out haproxy.Outcome, routes []*routev1.Route, now t
 func sameRouteInput(a, b *routev1.Route) bool {
 	return equality.Semantic.DeepEqual(a.Spec, b.Spec) && equality.Semantic.DeepEqual(a.Annotations, b.Annotations) &&
 		equality.Semantic.DeepEqual(a.Labels, b.Labels)
+}
+
+// checker is the HAProxy side's `haproxy -c` on a desired state (haproxy.Instance.Check), used to find
+// the Routes a refusal does not name.
+type checker interface {
+	Check(ctx context.Context, desired *model.Config) ([]haproxy.Refused, error)
+}
+
+// searchRefused runs when `haproxy -c` refused an update without naming a Route (HAProxy's message
+// points at no Route's file or backend): it bisects the Routes that changed since the last accepted
+// state, with the unchanged ones as the base HAProxy accepted, and records the ones it finds. It
+// reports whether it found any. Without a binary to check with (a sidecar with --check-binary=none)
+// it does nothing: the update's error stands, and the sync retries.
+func (l *loop) searchRefused(ctx context.Context, rep *syncReport, err error) bool {
+	if _, ok := haproxy.RefusalText(err); !ok {
+		return false
+	}
+	ch, ok := l.c.HAProxy.(checker)
+	if !ok {
+		return false
+	}
+	var base, cands []*routev1.Route
+	for _, r := range rep.kept {
+		if a, ok := l.appliedRoutes[routeKey(r)]; ok && sameRouteInput(a, r) {
+			base = append(base, r)
+		} else {
+			cands = append(cands, r)
+		}
+	}
+	if len(cands) == 0 {
+		return false
+	}
+	s := &refusalSearch{
+		check: ch.Check,
+		translate: func(routes []*routev1.Route, extra []mapping.Problem) (Desired, error) {
+			in := rep.input
+			in.Routes = routes
+			return translateInput(in, nil, routes, extra, l.c.Options)
+		},
+		log: l.c.log(),
+	}
+	found, serr := s.find(ctx, base, cands)
+	if serr != nil && !errors.Is(serr, haproxy.ErrNoCheck) {
+		l.c.log().Warn("searching the Routes HAProxy refused", "changed", len(cands), "checks", s.checks, "error", serr)
+	}
+	now := time.Now()
+	for _, f := range found {
+		key := routeKey(f.route)
+		l.refused[key] = refusal{route: f.route.DeepCopy(), message: f.message, at: now}
+		l.c.log().Warn("route refused by HAProxy (found by bisection): left out, the others are served", "route", key, "haproxy", f.message)
+	}
+	return len(found) > 0
 }

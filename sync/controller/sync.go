@@ -30,6 +30,9 @@ type syncReport struct {
 	fileErrs int
 	status   error
 	duration time.Duration
+	// input is the snapshot translated, with kept as its Routes (the ones not left out as refused).
+	input mapping.Input
+	kept  []*routev1.Route
 }
 
 // sync takes a snapshot, translates it and, when the desired state changed (or HAProxy's state is
@@ -113,6 +116,7 @@ func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 	all := in.Routes
 	var refused []mapping.Problem
 	in.Routes, refused = l.leaveOutRefused(in.Routes, time.Now())
+	rep.input, rep.kept = in, in.Routes
 	d, err := translateInput(in, fileErrs, all, refused, c.Options)
 	rep.desired = d
 	rep.fileErrs = len(d.FileErrors)
@@ -163,12 +167,13 @@ func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncRepor
 	}
 	l.recordOutcome(out, err, took)
 	if err != nil {
-		if l.recordRefused(out, rep.desired.Routes, time.Now()) {
+		if l.recordRefused(out, rep.desired.Routes, time.Now()) || l.searchRefused(ctx, rep, err) {
 			return fmt.Errorf("update: %w: %w", errRefusedRoutes, err)
 		}
 		return fmt.Errorf("update: %w", err)
 	}
 	l.lastDesired = desired
+	l.appliedRoutes = keyed(rep.kept)
 	if out.Reloaded {
 		// A reload changes the worker set: keep the gauge current.
 		if restart := l.checkProcs(ctx); restart != "" {
