@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	routeclientset "github.com/openshift/client-go/route/clientset/versioned"
@@ -15,11 +16,22 @@ import (
 	"github.com/haroute/haroute/sync/status"
 )
 
+// manifestCacheDir is where the folder source keeps the content last in force of every manifest file,
+// under the HAProxy directory (beside conf/, router/ and run/, on the volume that outlives a restart
+// of haroute's container): after a restart, a file that does not decode keeps the objects it had.
+const manifestCacheDir = "haroute/manifests-cache"
+
 // newSource returns the folder or cluster source of rc, and the queue that writes Route status (nil
-// when status is not written: folder mode, or --update-status=false); the caller runs both.
+// when status is not written: folder mode, or --update-status=false); the caller runs both. The
+// folder source of a router (rc.dir set) keeps its manifest cache under rc.dir; the inspection
+// commands (no rc.dir) read the folder alone.
 func (a *app) newSource(rc runConfig) (source.Source, *status.Queue, error) {
 	if rc.manifests != "" {
-		return source.NewFolder(rc.manifests, a.log), nil, nil
+		src := source.NewFolder(rc.manifests, a.log)
+		if rc.dir != "" {
+			src.SetCacheDir(filepath.Join(rc.dir, filepath.FromSlash(manifestCacheDir)))
+		}
+		return src, nil, nil
 	}
 	var cfg *rest.Config
 	var err error

@@ -31,8 +31,13 @@ type FileError struct {
 }
 
 // Folder watches a folder of manifest files (the files LoadDir reads) and keeps, for every file, the
-// objects of its last content that decoded without error. Create it with NewFolder, run Run once, and
-// read Snapshot whenever Changes fires.
+// objects of its last content that decoded without error: its content in force. New content that
+// decodes but drops objects of the content in force, in a file rewritten in place (not replaced by a
+// rename), is held until the file's bytes have not changed for settleTime (a writer that truncates and rewrites a file shows it
+// empty for a moment); a file deleted from the folder is withdrawn at once. With SetCacheDir, the
+// content in force of every file is kept on disk, so that after a restart a file that does not decode
+// keeps the objects it had. Create it with NewFolder, run Run once, and read Snapshot whenever Changes
+// fires.
 type Folder struct {
 	dir     string
 	log     *slog.Logger
@@ -45,8 +50,10 @@ type Folder struct {
 	order   []string // files in LoadDir's order
 	watched map[string]bool
 	summary string               // fingerprint of the effective state last published
-	now     func() time.Time     // the clock of stampAges; tests replace it before Run
+	now     func() time.Time     // the clock of stampAges and of held files; tests replace it before Run
 	ages    map[string]time.Time // "namespace/name" of every Route of the last scan → when the folder first showed it
+	settle  time.Duration        // settleTime; tests shorten it
+	cache   *manifestCache       // nil: no cache (SetCacheDir)
 
 	mu   sync.Mutex
 	in   mapping.Input
@@ -55,11 +62,18 @@ type Folder struct {
 
 // fileState is what the watcher knows about one manifest file.
 type fileState struct {
-	data    []byte            // the bytes last read, to skip decoding unchanged content
-	good    *mapping.Input    // the last content that decoded cleanly; nil if there never was one
-	goodSum [sha256.Size]byte // digest of the bytes of good
-	ids     []string          // the object names of good
-	err     error             // why the current content is not used, nil if it is good
+	data     []byte            // the bytes last read, to skip decoding unchanged content
+	info     fs.FileInfo       // the file they were read from, to tell a file replaced by a rename
+	good     *mapping.Input    // the content in force: the last that decoded cleanly; nil if there never was one
+	goodSum  [sha256.Size]byte // digest of the bytes of good
+	goodData []byte            // the bytes of good, for the cache
+	ids      []string          // the object names of good
+	err      error             // why the current content is not used, nil if it is good
+	held     *heldContent      // content that drops objects of good, waiting for the settle time
+	// fromCache says that good is the content the cache held at start, not one read since.
+	fromCache bool
+	// cacheWarned says that the use of the cached content was logged.
+	cacheWarned bool
 }
 
 // NewFolder returns a watcher for the manifest files under dir. It does no I/O; Run does. A nil log
@@ -76,7 +90,19 @@ func NewFolder(dir string, log *slog.Logger) *Folder {
 		watched: map[string]bool{},
 		now:     time.Now,
 		ages:    map[string]time.Time{},
+		settle:  settleTime,
 	}
+}
+
+// SetCacheDir makes the Folder keep the bytes of every file's content in force in dir (created when
+// needed, mode 0700), so that after a restart a file that does not decode keeps the objects it had
+// before (see manifestCache). Empty: no cache, the default. Call it before Run.
+func (f *Folder) SetCacheDir(dir string) {
+	if dir == "" {
+		f.cache = nil
+		return
+	}
+	f.cache = newManifestCache(filepath.Clean(dir), f.log)
 }
 
 // Changes returns a channel that receives a value after the effective Input or the set of file errors
@@ -88,7 +114,8 @@ func (f *Folder) Changes() <-chan struct{} { return f.changes }
 func (f *Folder) HasSynced() bool { return f.synced.Load() }
 
 // Snapshot returns the merged Input built from the last good content of every file, in LoadDir's file
-// order, and the current error of every file whose content is not (entirely) in force, sorted by path.
+// order, and the current error of every file whose content is not (entirely) in force (a held file
+// included), sorted by path.
 // A Route whose manifest has no creationTimestamp carries the time the folder first showed it (see
 // stampAges). The objects are copies the caller may keep and modify.
 func (f *Folder) Snapshot() (mapping.Input, []FileError) {
@@ -98,8 +125,9 @@ func (f *Folder) Snapshot() (mapping.Input, []FileError) {
 }
 
 // Run scans the folder, then watches it and re-scans it (after a short debounce) on every file system
-// event until ctx ends, when it returns nil. It returns an error if the folder cannot be watched at
-// all: it does not exist, is not a directory, or the watch cannot be set up. Run may be called once.
+// event, and when the settle time of a held file ends, until ctx ends, when it returns nil. It returns
+// an error if the folder cannot be watched at all: it does not exist, is not a directory, or the watch
+// cannot be set up. Run may be called once.
 func (f *Folder) Run(ctx context.Context) error {
 	if !f.running.CompareAndSwap(false, true) {
 		return errors.New("manifests: Folder.Run called twice")
@@ -126,6 +154,10 @@ func (f *Folder) Run(ctx context.Context) error {
 	}
 	f.watched[f.dir] = true
 
+	if f.cache != nil {
+		f.cache.load()
+	}
+
 	timer := time.NewTimer(debounce)
 	defer timer.Stop()
 	var fire <-chan time.Time // non-nil while a re-scan is pending
@@ -135,11 +167,25 @@ func (f *Folder) Run(ctx context.Context) error {
 			fire = timer.C
 		}
 	}
-	if f.rescan(w, true) {
-		schedule()
-	} else {
-		timer.Stop()
+	// The settle timer re-scans when the settle time of the earliest held file ends.
+	settled := time.NewTimer(time.Hour)
+	defer settled.Stop()
+	var settle <-chan time.Time // non-nil while a file is held
+	scan := func(first bool) {
+		again, wait := f.rescan(w, first)
+		if again {
+			schedule()
+		}
+		settled.Stop()
+		settle = nil
+		if wait > 0 {
+			settled.Reset(wait)
+			settle = settled.C
+		}
 	}
+	timer.Stop()
+	settled.Stop()
+	scan(true)
 	for {
 		select {
 		case <-ctx.Done():
@@ -159,24 +205,28 @@ func (f *Folder) Run(ctx context.Context) error {
 			schedule()
 		case <-fire:
 			fire = nil
-			if f.rescan(w, false) {
-				schedule()
-			}
+			scan(false)
+		case <-settle:
+			settle = nil
+			scan(false)
 		}
 	}
 }
 
-// rescan lists and reads the folder, updates every file's state, adds watches on new directories and
-// publishes the result if it changed (or if first is set). It reports whether it added a watch: files
-// written in a new directory before its watch existed are then picked up by another re-scan.
-func (f *Folder) rescan(w *fsnotify.Watcher, first bool) (again bool) {
+// rescan lists and reads the folder, updates every file's state, adds watches on new directories,
+// publishes the result if it changed (or if first is set) and brings the cache in line. It reports
+// whether it added a watch (again): files written in a new directory before its watch existed are then
+// picked up by another re-scan; and how long until the settle time of a held file ends (wait, 0 when
+// no file is held), when another re-scan must take or keep that file's content.
+func (f *Folder) rescan(w *fsnotify.Watcher, first bool) (again bool, wait time.Duration) {
 	list := listFolder(f.dir)
 	again = f.updateWatches(w, list.dirs)
+	clock := &scanClock{read: f.now}
 
 	present := make(map[string]bool, len(list.files))
 	for _, path := range list.files {
 		present[path] = true
-		f.readFile(path)
+		f.readFile(path, clock)
 	}
 	for path := range f.files {
 		if !present[path] && !under(path, list.unlisted) {
@@ -194,9 +244,17 @@ func (f *Folder) rescan(w *fsnotify.Watcher, first bool) (again bool) {
 
 	in, errs, summary := f.merge(list.problems)
 	f.stampAges(&in)
-	if !first && summary == f.summary {
-		return again
+	wait = f.nextSettle(clock)
+	if first || summary != f.summary {
+		f.publish(in, errs, summary)
 	}
+	// After the publication: the cache's writes never delay a change.
+	f.syncCache(list.unlisted, first)
+	return again, wait
+}
+
+// publish makes in and errs the snapshot and signals Changes.
+func (f *Folder) publish(in mapping.Input, errs []FileError, summary string) {
 	f.logErrors(errs)
 	f.summary = summary
 	f.mu.Lock()
@@ -207,13 +265,12 @@ func (f *Folder) rescan(w *fsnotify.Watcher, first bool) (again bool) {
 	case f.changes <- struct{}{}:
 	default:
 	}
-	return again
 }
 
 // readFile reads one listed file and updates its state.
-func (f *Folder) readFile(path string) {
+func (f *Folder) readFile(path string, clock *scanClock) {
 	st := f.files[path]
-	data, err := os.ReadFile(path)
+	data, info, err := readManifest(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		// Removed between listing and reading (or a dangling link): gone, like a deleted file.
 		delete(f.files, path)
@@ -222,26 +279,43 @@ func (f *Folder) readFile(path string) {
 	if st == nil {
 		st = &fileState{}
 		f.files[path] = st
+		f.seed(path, st, data, err == nil)
 	}
+	defer f.warnCached(path, st)
 	if err != nil {
-		st.data, st.err = nil, fmt.Errorf("reading manifests: %w", err)
+		st.data, st.info, st.held, st.err = nil, nil, nil, fmt.Errorf("reading manifests: %w", err)
 		return
 	}
+	// A file that is another one than at the last read was put there by a rename: it is complete.
+	replaced := st.info != nil && !os.SameFile(st.info, info)
+	st.info = info
 	if st.data != nil && bytes.Equal(data, st.data) {
+		f.settleHeld(path, st, clock)
 		return
 	}
 	st.data = data
 	part, err := mapping.DecodeManifests(path, data)
 	if err != nil {
-		st.err = err
+		st.err, st.held = err, nil
 		return
 	}
 	ids := objectIDs(part)
 	if err := duplicateIn(path, ids); err != nil {
-		st.err = err
+		st.err, st.held = err, nil
 		return
 	}
-	st.good, st.goodSum, st.ids, st.err = &part, sha256.Sum256(data), ids, nil
+	f.offer(path, st, content{in: part, ids: ids, data: data, sum: sha256.Sum256(data)}, replaced, clock)
+}
+
+// warnCached logs, once, that a file's objects come from the cache because its own content is not
+// used.
+func (f *Folder) warnCached(path string, st *fileState) {
+	if !st.fromCache || st.err == nil || st.cacheWarned {
+		return
+	}
+	st.cacheWarned = true
+	f.log.Warn("manifest file not usable at start: its Routes and other objects come from its content last seen before the restart",
+		"path", path, "error", st.err)
 }
 
 // merge builds the effective Input from the files' good content in order, leaving out a file whose
@@ -276,8 +350,12 @@ func (f *Folder) merge(problems []FileError) (mapping.Input, []FileError, string
 			fmt.Fprintf(&summary, "good %q %x\n", path, st.goodSum)
 		}
 		if st.err != nil {
-			errs = append(errs, FileError{Path: path, Err: st.err})
-			fmt.Fprintf(&summary, "error %q %q\n", path, st.err)
+			err := st.err
+			if st.fromCache {
+				err = fmt.Errorf("%w; in force instead: the content last seen before the restart (manifest cache)", err)
+			}
+			errs = append(errs, FileError{Path: path, Err: err})
+			fmt.Fprintf(&summary, "error %q %q\n", path, err)
 		}
 	}
 	slices.SortStableFunc(errs, func(a, b FileError) int { return strings.Compare(a.Path, b.Path) })
@@ -302,7 +380,9 @@ func (f *Folder) logErrors(errs []FileError) {
 		}
 	}
 	for _, e := range prev {
-		if !now[e.Path] {
+		// The end of a hold is logged where it ends (offer, settleHeld): nothing was broken.
+		var held *heldError
+		if !now[e.Path] && !errors.As(e.Err, &held) {
 			f.log.Info("manifest file fixed", "path", e.Path)
 		}
 	}
