@@ -53,7 +53,9 @@ func (i *Instance) initialPlan(desired *model.Config) *model.Config {
 
 // WriteInitial writes the first configuration for desired (InitialFiles) into the directory, from
 // which HAProxy starts, and records it as the state HAProxy runs — unless Adopt found an HAProxy
-// that already ran, which runs older files: the first Update then reloads it.
+// that already ran. That one runs the files on disk, and they stay: the first Update reloads it with
+// the new files, and if HAProxy refuses them (a sidecar without a binary learns it only from the
+// master) the files it runs are the ones put back, so a restart of HAProxy still starts.
 func (i *Instance) WriteInitial(desired *model.Config) (Initial, error) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
@@ -61,11 +63,11 @@ func (i *Instance) WriteInitial(desired *model.Config) (Initial, error) {
 	if err != nil {
 		return Initial{}, err
 	}
-	if err := reload.WriteFiles(i.cfg.Dir, first.Files); err != nil {
-		return Initial{}, fmt.Errorf("write the initial configuration: %w", err)
-	}
 	if i.adopted {
 		return first, nil
+	}
+	if err := reload.WriteFiles(i.cfg.Dir, first.Files); err != nil {
+		return Initial{}, fmt.Errorf("write the initial configuration: %w", err)
 	}
 	mask, err := maskOf(first.Files, first.State, i.cfg.Dir)
 	if err != nil {
