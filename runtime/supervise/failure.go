@@ -186,3 +186,24 @@ func (s *Supervisor) quietAlerts() map[string]bool {
 	}
 	return quiet
 }
+
+// workerKilledAlert is the master's alert for a worker that a SIGKILL or SIGTERM from outside ended
+// ("Current worker (123) exited with code 137 (Killed)"; 143 is "(Terminated)").
+var workerKilledAlert = regexp.MustCompile(`^Current worker \(\d+\) exited with code (137|143)\b`)
+
+// killedWorker reports alerts that only say a worker was killed (and that the master then stops
+// everything, "exit-on-failure"): the worker had started, something killed it. Such an exit within
+// the start-up window is not a failed start; the supervisor restarts HAProxy as after any exit.
+func killedWorker(alerts []string) bool {
+	killed := false
+	for _, a := range alerts {
+		switch {
+		case workerKilledAlert.MatchString(a):
+			killed = true
+		case strings.Contains(a, "exit-on-failure"):
+		default:
+			return false
+		}
+	}
+	return killed
+}

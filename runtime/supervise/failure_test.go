@@ -82,3 +82,22 @@ exit 1`)
 		t.Errorf("Failure() = %+v, %v", f, ok)
 	}
 }
+
+func TestKilledWorkerIsNoFailedStart(t *testing.T) {
+	cases := []struct {
+		alerts []string
+		want   bool
+	}{
+		{[]string{"Current worker (22537) exited with code 137 (Killed)"}, true},
+		{[]string{"Current worker (22537) exited with code 143 (Terminated)", "exit-on-failure: killing every processes with SIGTERM"}, true},
+		{[]string{"Current worker (22537) exited with code 139 (Segmentation fault)"}, false},
+		{[]string{"Starting frontend public: cannot bind socket (Address already in use) [0.0.0.0:80]", "Current worker (22537) exited with code 1 (Exit)"}, false},
+		{[]string{"Current worker (22537) exited with code 137 (Killed)", "config : parsing [haproxy.cfg:3] : unknown keyword 'x'"}, false},
+		{nil, false},
+	}
+	for _, c := range cases {
+		if got := killedWorker(c.alerts); got != c.want {
+			t.Errorf("killedWorker(%q) = %v, want %v", c.alerts, got, c.want)
+		}
+	}
+}

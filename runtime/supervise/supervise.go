@@ -206,7 +206,7 @@ func (s *Supervisor) watch(ctx context.Context, p *process) (ranFor time.Duratio
 	ranFor = time.Since(readyAt)
 	p.killGroup() // workers left without their master
 	p.finish()
-	if ranFor < startupWindow && len(p.alerts.all()) > 0 {
+	if ranFor < startupWindow && len(p.alerts.all()) > 0 && !killedWorker(p.alerts.all()) {
 		return ranFor, fmt.Errorf("exited %v after its master answered (%s)", ranFor.Round(time.Millisecond), p.status()), nil
 	}
 	s.log.Error(msgExited, "pid", p.pid, "status", p.status(), "ran", ranFor.Round(time.Millisecond))
