@@ -48,3 +48,21 @@ func TestFixDuringBackoffIsPickedUp(t *testing.T) {
 		t.Fatalf("/healthz/ready after the fix: %d %q", code, body)
 	}
 }
+
+// TestNotReadySaysWhy: before the first sync is applied, /healthz/ready answers 503 and its body
+// carries the error of the syncs that keep failing, not only that none was applied.
+func TestNotReadySaysWhy(t *testing.T) {
+	src := newFakeSource(webInput("10.0.0.1"))
+	src.synced.Store(true)
+	up := newFakeHAProxy()
+	up.failIf = func(*model.Config) bool { return true }
+	c := newTestController(src, up)
+	c.retryStart = time.Minute
+	h := Handler(c)
+	run(t, c)
+	waitFor(t, 3*time.Second, "the failed sync", func() bool { return c.Failing() != nil })
+	if code, body := get(t, h, "/healthz/ready"); code != http.StatusServiceUnavailable ||
+		!strings.Contains(body, "no sync applied yet") || !strings.Contains(body, "injected failure") {
+		t.Fatalf("/healthz/ready before any sync applied, while syncs fail: %d %q", code, body)
+	}
+}

@@ -96,7 +96,11 @@ func Handler(c *Controller) http.Handler {
 	})
 	mux.HandleFunc("/healthz/ready", func(w http.ResponseWriter, r *http.Request) {
 		if !c.Ready() {
-			http.Error(w, "not ready: no sync applied yet", http.StatusServiceUnavailable)
+			msg := "not ready: no sync applied yet"
+			if f := c.Failing(); f != nil {
+				msg += fmt.Sprintf("; %d syncs failed in a row since %s: %s", f.Count, f.Since.UTC().Format(time.RFC3339), f.Err)
+			}
+			http.Error(w, msg, http.StatusServiceUnavailable)
 			return
 		}
 		if err := c.Healthy(r.Context()); err != nil {
