@@ -94,7 +94,7 @@ $(E2E_BINS): $(BIN)/%: $(E2E_TOOLS)/go.mod $(E2E_TOOLS)/go.sum $(E2E_TOOLS)/cmd/
 # The HAProxy version matrix: bookworm's 2.6 runs everything above; each newer series runs the
 # integration tests and a shorter oracle walk, and 3.2 (OpenShift's default, the official image) the
 # cluster scenarios too.
-MATRIX_PACKAGES := ./runtime/... ./mapping/render/ ./mapping/plan/ ./sync/controller/ ./e2e/traffic/ ./e2e/run/
+MATRIX_PACKAGES := ./runtime/... ./mapping/render/ ./mapping/plan/ ./sync/controller/ ./e2e/traffic/ ./e2e/run/ ./e2e/faults/
 MATRIX_ORACLE_STEPS ?= 100
 MATRIX_E2E_SERIES := 3.2
 

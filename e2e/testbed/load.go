@@ -1,12 +1,14 @@
 package testbed
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -34,6 +36,7 @@ type Load struct {
 	wg   sync.WaitGroup
 
 	requests, failed, wrong atomic.Int64
+	refused                 atomic.Int64 // failed requests that found no listener
 	mu                      sync.Mutex
 	firstSeen               map[string]time.Time
 	errs                    []string
@@ -71,6 +74,9 @@ func (l *Load) one() {
 	switch {
 	case err != nil:
 		l.failed.Add(1)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			l.refused.Add(1)
+		}
 		l.note(fmt.Sprintf("%s: %v", now.Format("15:04:05.000"), err))
 	case resp.Status != http.StatusOK:
 		l.failed.Add(1)
@@ -112,6 +118,11 @@ func (l *Load) Counts() (requests, failed, wrong int64) {
 	l.Stop()
 	return l.Requests(), l.failed.Load(), l.wrong.Load()
 }
+
+// Refused returns how many of the failed requests found no listener (connection refused): the
+// router did not accept them, as while it restarts or after its listeners closed. The other failures
+// were accepted, or timed out, and then lost.
+func (l *Load) Refused() int64 { return l.refused.Load() }
 
 // Requests returns the number of requests sent so far.
 func (l *Load) Requests() int64 { return min(l.requests.Load(), loadMaxRequests) }
