@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -48,13 +47,11 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 		return err
 	}
 	// The stats port is taken first, so that a port in use fails before anything starts.
-	statsLn, err := listenStats(rc)
+	statsLns, err := listenStats(rc)
 	if err != nil {
 		return err
 	}
-	if statsLn != nil {
-		defer statsLn.Close()
-	}
+	defer closeAll(statsLns)
 
 	ctx, cancel := context.WithCancel(parent)
 	g := &group{cancel: cancel}
@@ -65,11 +62,11 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 		}
 	}()
 	boot := newStartup(protectMetrics(rc, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})))
-	if statsLn != nil {
-		// Served from now on, so that /healthz/ready says what the router waits for.
-		srv := &http.Server{Handler: boot, ReadHeaderTimeout: statsReadHeaderTimout}
-		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, statsLn) })
-		a.log.Info("serving /healthz, /healthz/ready and /metrics", "addr", statsLn.Addr().String())
+	// Served from now on, so that /healthz/ready says what the router waits for.
+	srv := &http.Server{Handler: boot, ReadHeaderTimeout: statsReadHeaderTimout}
+	for _, ln := range statsLns {
+		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, ln) })
+		a.log.Info("serving /healthz, /healthz/ready and /metrics", "addr", ln.Addr().String())
 	}
 	g.start(ctx, "source", src.Run)
 	if !a.waitSynced(ctx, src) {
@@ -124,18 +121,6 @@ func (a *app) newInstance(rc runConfig) (*haproxy.Instance, error) {
 		AdaptivePool: true,
 		Log:          a.log,
 	})
-}
-
-// listenStats takes the stats port of rc (nil when there is none: port 0, or --once).
-func listenStats(rc runConfig) (net.Listener, error) {
-	if rc.statsPort == 0 || rc.once {
-		return nil, nil
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(rc.statsAddress, strconv.Itoa(rc.statsPort)))
-	if err != nil {
-		return nil, fmt.Errorf("stats listener: %w", err)
-	}
-	return ln, nil
 }
 
 // writeFirstConfig translates the first snapshot and writes its initial files, from which HAProxy

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -86,8 +87,11 @@ type runConfig struct {
 	// (and a refused configuration is rolled back).
 	checkBinary string
 	// statsPort serves /healthz, /healthz/ready and /metrics on statsAddress; 0 disables it.
-	statsPort      int
-	statsAddress   string
+	statsPort    int
+	statsAddress string
+	// podIPs are the pod's own addresses (HAROUTE_POD_IPS, from the downward API): without a
+	// statsAddress, the stats listener binds them and loopback rather than every address.
+	podIPs         []netip.Addr
 	reloadInterval time.Duration
 	mode           string
 	updateStatus   bool
@@ -164,6 +168,7 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 		statsPort:         f.statsPort,
 		reloadInterval:    f.reloadInterval,
 		statsAddress:      s.opts.BindAddress,
+		podIPs:            podAddresses(a.getenv("HAROUTE_POD_IPS")),
 		canonicalHostname: strings.TrimSpace(a.getenv("ROUTER_CANONICAL_HOSTNAME")),
 		statsUser:         a.getenv("STATS_USERNAME"),
 		statsPassword:     a.getenv("STATS_PASSWORD"),

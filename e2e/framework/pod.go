@@ -253,11 +253,12 @@ func (p *Pod) command(c corev1.Container) *exec.Cmd {
 	for _, e := range c.Env {
 		v := e.Value
 		if e.ValueFrom != nil {
-			// The replay has no pod or node address of its own: the kubelet's values are stood for by
-			// documentation addresses, never routed.
+			// The replay has no pod or node address of its own: the pod's is stood for by a loopback
+			// address that haroute's stats listener binds and the probes ask (as the kubelet asks the
+			// pod's address), the node's by a documentation address, never routed.
 			switch f := e.ValueFrom.FieldRef; {
 			case f != nil && f.FieldPath == "status.podIPs":
-				v = "192.0.2.1"
+				v = replayPodIP
 			case f != nil && f.FieldPath == "status.hostIP":
 				v = "192.0.2.2"
 			default:
@@ -392,8 +393,11 @@ func zombie(pid int) bool {
 	return !ok || strings.HasPrefix(rest, "Z")
 }
 
+// replayPodIP stands for the replayed pod's address (status.podIPs).
+const replayPodIP = "127.0.0.61"
+
 // WaitProbe waits (bounded by timeout) until probe of container c answers as the kubelet wants it:
-// an HTTP GET on the named or numbered port of 127.0.0.1 with a 2xx or 3xx status.
+// an HTTP GET on the named or numbered port of the pod's address with a 2xx or 3xx status.
 func (p *Pod) WaitProbe(c corev1.Container, probe *corev1.Probe, timeout time.Duration, proc *testbed.Process) error {
 	if probe == nil || probe.HTTPGet == nil {
 		return fmt.Errorf("container %s: no HTTP probe", c.Name)
@@ -409,7 +413,7 @@ func (p *Pod) WaitProbe(c corev1.Container, probe *corev1.Probe, timeout time.Du
 	if port == 0 {
 		return fmt.Errorf("container %s: probe port %s not found", c.Name, probe.HTTPGet.Port.String())
 	}
-	target := "http://127.0.0.1:" + strconv.Itoa(port) + probe.HTTPGet.Path
+	target := "http://" + replayPodIP + ":" + strconv.Itoa(port) + probe.HTTPGet.Path
 	hc := &http.Client{Timeout: time.Second}
 	return testbed.Eventually(timeout, waitInterval, func() error {
 		if proc != nil && proc.Exited() {
