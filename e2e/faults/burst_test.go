@@ -29,8 +29,8 @@ func TestRouteBurst(t *testing.T) {
 	burst := testbed.StartHTTPBackend(t, "127.0.55.2", "burst")
 	host := "base.burst.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   routeYAML("base", host, "web"),
-		"service.yaml": serviceYAML("web", web) + "---\n" + serviceYAML("burst", burst),
+		"route.yaml":   testbed.RouteYAML("base", host, "web"),
+		"service.yaml": testbed.ServiceYAML("web", web) + "---\n" + testbed.ServiceYAML("burst", burst),
 	})
 	r := b.startManaged(procOpts{}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)

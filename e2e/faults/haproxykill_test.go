@@ -52,14 +52,14 @@ func killHAProxyUnderLoad(t *testing.T, ips [2]string, name string, worker, earl
 	web1 := testbed.StartHTTPBackend(t, ips[0], "web-1")
 	web2 := testbed.StartHTTPBackend(t, ips[1], "web-2")
 	b := newBed(t, map[string]string{
-		"route.yaml":   routeYAML("web", host, "web"),
-		"service.yaml": serviceYAML("web", web1),
+		"route.yaml":   testbed.RouteYAML("web", host, "web"),
+		"service.yaml": testbed.ServiceYAML("web", web1),
 	})
 	r := b.startManaged(procOpts{}, nil)
 	started := time.Now()
 	r.WaitAnswer(host, "/", http.StatusOK, web1.Name)
 	// A runtime change: the new HAProxy must serve it too.
-	b.write("service.yaml", serviceYAML("web", web1, web2))
+	b.write("service.yaml", testbed.ServiceYAML("web", web1, web2))
 	waitServers(t, r, addrs(web1, web2))
 	reloadsBefore := mustMetric(t, r.StatsPort, "haroute_reloads_total")
 

@@ -128,58 +128,12 @@ func (b *bed) startSidecar(o procOpts, extra ...string) (*testbed.RouterProcess,
 	return p, h
 }
 
-// serviceYAML returns a Service named svc with one EndpointSlice per backend (port name http).
-func serviceYAML(svc string, backends ...*testbed.Backend) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: v1
-kind: Service
-metadata: {name: %s, namespace: e2e}
-spec:
-  ports: [{name: http, port: 80, targetPort: http}]
-`, svc)
-	for _, be := range backends {
-		b.WriteString("---\n" + sliceYAML(svc, be.Name, be.IP, be.Port))
-	}
-	return b.String()
-}
-
-// sliceYAML returns an EndpointSlice of Service svc with one ready endpoint, pod name at ip:port.
-func sliceYAML(svc, name, ip string, port int) string {
-	return fmt.Sprintf(`apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: %s-%s-%d
-  namespace: e2e
-  labels: {kubernetes.io/service-name: %s}
-addressType: IPv4
-ports: [{name: http, port: %d, protocol: TCP}]
-endpoints:
-- addresses: [%q]
-  conditions: {ready: true}
-  targetRef: {kind: Pod, namespace: e2e, name: %s}
-`, svc, strings.ReplaceAll(ip, ".", "-"), port, svc, port, ip, name)
-}
-
-// routeYAML returns a Route name for host to Service svc.
-func routeYAML(name, host, svc string) string {
-	return fmt.Sprintf(`apiVersion: route.openshift.io/v1
-kind: Route
-metadata:
-  name: %s
-  namespace: e2e
-spec:
-  host: %s
-  to: {kind: Service, name: %s}
-  port: {targetPort: http}
-`, name, host, svc)
-}
-
 // routesYAML returns n Routes <prefix>-<i> for hosts <prefix>-<i>.e2e.test to Service svc, in one
 // multi-document file.
 func routesYAML(prefix string, n int, svc string) string {
 	docs := make([]string, n)
 	for i := range docs {
-		docs[i] = routeYAML(fmt.Sprintf("%s-%d", prefix, i), hostOf(prefix, i), svc)
+		docs[i] = testbed.RouteYAML(fmt.Sprintf("%s-%d", prefix, i), hostOf(prefix, i), svc)
 	}
 	return strings.Join(docs, "---\n")
 }

@@ -48,8 +48,8 @@ func TestHarouteKilledMidApply(t *testing.T) {
 func killMidApply(t *testing.T, name string, sidecar bool, pods []*testbed.Backend) {
 	host := name + ".mid.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   routeYAML("base", host, "web"),
-		"service.yaml": serviceYAML("web", pods[0]),
+		"route.yaml":   testbed.RouteYAML("base", host, "web"),
+		"service.yaml": testbed.ServiceYAML("web", pods[0]),
 	})
 	var r1 *testbed.RouterProcess
 	var h *testbed.HAProxy
@@ -66,7 +66,7 @@ func killMidApply(t *testing.T, name string, sidecar bool, pods []*testbed.Backe
 	time.Sleep(loadSettle)
 
 	// The change, and the kill as soon as HAProxy shows part of it.
-	b.write("service.yaml", serviceYAML("web", pods...))
+	b.write("service.yaml", testbed.ServiceYAML("web", pods...))
 	b.write("many.yaml", routesYAML("many", midApplyRoutes, "web"))
 	want := repeat(midApplyRoutes+1, addrs(pods...)...)
 	atKill := killWhenApplying(t, r1, len(want))

@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -27,16 +26,5 @@ const (
 var binary string
 
 func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
-}
-
-func buildAndRun(m *testing.M) int {
-	path, remove, err := testbed.BuildHaroute()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e/faults:", err)
-		return 1
-	}
-	defer remove()
-	binary = path
-	return m.Run()
+	os.Exit(testbed.RunWithHaroute(m, "e2e/faults", &binary))
 }

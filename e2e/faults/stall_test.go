@@ -43,8 +43,8 @@ func stallWorker(t *testing.T, stall time.Duration, ips [2]string) {
 	web1 := testbed.StartHTTPBackend(t, ips[0], "web-1")
 	web2 := testbed.StartHTTPBackend(t, ips[1], "web-2")
 	b := newBed(t, map[string]string{
-		"route.yaml":   routeYAML("web", host, "web"),
-		"service.yaml": serviceYAML("web", web1),
+		"route.yaml":   testbed.RouteYAML("web", host, "web"),
+		"service.yaml": testbed.ServiceYAML("web", web1),
 	})
 	r := b.startManaged(procOpts{}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web1.Name)
@@ -69,7 +69,7 @@ func stallWorker(t *testing.T, stall time.Duration, ips [2]string) {
 	}
 	t.Cleanup(cont)
 	logBefore := len(r.Proc.Out.String())
-	b.write("service.yaml", serviceYAML("web", web1, web2))
+	b.write("service.yaml", testbed.ServiceYAML("web", web1, web2))
 	var probes []string
 	reported := false
 	for time.Since(stopped) < stall {

@@ -39,8 +39,8 @@ func TestGracefulStopUnderLoad(t *testing.T) {
 	slowPort := startSlowBackend(t, slowIP, "slow", entered)
 	host, slowHost := "base.stop.e2e.test", "slow.stop.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   routeYAML("base", host, "web") + "---\n" + routeYAML("slow", slowHost, "slow"),
-		"service.yaml": serviceYAML("web", web) + "---\n" + serviceYAML("slow") + "---\n" + sliceYAML("slow", "slow", slowIP, slowPort),
+		"route.yaml":   testbed.RouteYAML("base", host, "web") + "---\n" + testbed.RouteYAML("slow", slowHost, "slow"),
+		"service.yaml": testbed.ServiceYAML("web", web) + "---\n" + testbed.ServiceYAML("slow") + "---\n" + testbed.SliceYAML("slow", "slow", slowIP, slowPort),
 	})
 	r := b.startManaged(procOpts{mayExit: true}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)

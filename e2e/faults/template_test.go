@@ -85,8 +85,8 @@ func TestBrokenCustomTemplate(t *testing.T) {
 	web := testbed.StartHTTPBackend(t, "127.0.54.1", "web")
 	host, goodHost, badHost := "base.tmpl.e2e.test", "good.tmpl.e2e.test", "bad.tmpl.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   routeYAML("base", host, "web"),
-		"service.yaml": serviceYAML("web", web),
+		"route.yaml":   testbed.RouteYAML("base", host, "web"),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	tmpl := writeTemplates(t, testbed.TempDir(t))
 	r1, h := b.startSidecar(procOpts{mayExit: true}, "--template", tmpl.good)
@@ -98,8 +98,8 @@ func TestBrokenCustomTemplate(t *testing.T) {
 	// At runtime.
 	failuresBefore := mustMetric(t, r1.StatsPort, "haroute_update_failures_total")
 	logBefore := len(r1.Proc.Out.String())
-	b.write("bad.yaml", routeYAML("bad", badHost, "web"))
-	b.write("good.yaml", routeYAML("good", goodHost, "web"))
+	b.write("bad.yaml", testbed.RouteYAML("bad", badHost, "web"))
+	b.write("good.yaml", testbed.RouteYAML("good", goodHost, "web"))
 	waitServed(t, r1, goodHost, web.Name)
 	waitMetricAbove(t, r1.StatsPort, "haroute_update_failures_total", failuresBefore)
 	if code, be, err := r1.Get(badHost, "/"); err != nil || code != http.StatusServiceUnavailable {

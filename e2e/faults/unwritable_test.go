@@ -62,8 +62,8 @@ func unwritable(t *testing.T, full bool, ips [2]string) {
 	web1 := testbed.StartHTTPBackend(t, ips[0], "web-1")
 	web2 := testbed.StartHTTPBackend(t, ips[1], "web-2")
 	b := newBed(t, map[string]string{
-		"route.yaml":   routeYAML("web", host, "web"),
-		"service.yaml": serviceYAML("web", web1),
+		"route.yaml":   testbed.RouteYAML("web", host, "web"),
+		"service.yaml": testbed.ServiceYAML("web", web1),
 	})
 	conf := filepath.Join(b.dir, "conf")
 	b.binary = namespaceWrapper(t, conf, full)
@@ -88,8 +88,8 @@ func unwritable(t *testing.T, full bool, ips [2]string) {
 	}
 	faultAt := time.Now()
 	logBefore := len(r.Proc.Out.String())
-	b.write("service.yaml", serviceYAML("web", web1, web2))
-	b.write("new.yaml", routeYAML("new", newHost, "web"))
+	b.write("service.yaml", testbed.ServiceYAML("web", web1, web2))
+	b.write("new.yaml", testbed.RouteYAML("new", newHost, "web"))
 
 	waitMetricAbove(t, r.StatsPort, "haroute_update_failures_total", failuresBefore)
 	reportedAt := time.Now()

@@ -25,8 +25,8 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 		pods = append(pods, testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.1.%d", i+1), fmt.Sprintf("pod-%02d", i)))
 	}
 	r := startRouter(t, map[string]string{
-		"route.yaml":     routeYAML("web", churnHost, "web"),
-		"endpoints.yaml": serviceYAML("web", pods[:1]),
+		"route.yaml":     testbed.RouteYAML("web", churnHost, "web"),
+		"endpoints.yaml": testbed.ServiceYAML("web", pods[:1]...),
 	})
 	r.WaitServers(addrs(pods[:1]))
 	reloads := r.Reloads()
@@ -44,7 +44,7 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 	step := func(cur, next []*testbed.Backend) time.Time {
 		l.Allow(append(names(cur), names(next)...)...)
 		at := time.Now()
-		r.write("endpoints.yaml", serviceYAML("web", next))
+		r.write("endpoints.yaml", testbed.ServiceYAML("web", next...))
 		r.WaitServers(addrs(next))
 		return at
 	}

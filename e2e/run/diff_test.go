@@ -26,9 +26,9 @@ func TestDiffCommand(t *testing.T) {
 	web := testbed.StartHTTPBackend(t, "127.0.2.21", "web")
 	other := testbed.StartHTTPBackend(t, "127.0.2.22", "other")
 	files := map[string]string{
-		"web.yaml":     routeYAML("web", "diff.e2e.test", "web"),
-		"other.yaml":   routeYAML("other", "other.diff.e2e.test", "other"),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}) + "---\n" + serviceYAML("other", []*testbed.Backend{other}),
+		"web.yaml":     testbed.RouteYAML("web", "diff.e2e.test", "web"),
+		"other.yaml":   testbed.RouteYAML("other", "other.diff.e2e.test", "other"),
+		"service.yaml": testbed.ServiceYAML("web", web) + "---\n" + testbed.ServiceYAML("other", other),
 	}
 	r := startRouter(t, files)
 	r.WaitAnswer("diff.e2e.test", "/", 200, web.Name)
@@ -61,7 +61,7 @@ func TestDiffCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(desired, "new.yaml"), []byte(routeYAML("new", "new.diff.e2e.test", "web")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(desired, "new.yaml"), []byte(testbed.RouteYAML("new", "new.diff.e2e.test", "web")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rows, code := diff("--manifests", desired, "--allow-loopback-endpoints")
@@ -124,8 +124,8 @@ func TestDoctorFailedReload(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.2.23", "web")
 	r := startRouter(t, map[string]string{
-		"web.yaml":     routeYAML("web", "failed.e2e.test", "web"),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+		"web.yaml":     testbed.RouteYAML("web", "failed.e2e.test", "web"),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("failed.e2e.test", "/", 200, web.Name)
 	cfg := filepath.Join(r.Dir, "conf", "haproxy.cfg")

@@ -38,10 +38,10 @@ func TestHalfWrittenManifest(t *testing.T) {
 func testTruncatedInPlace(t *testing.T) {
 	const host = "half.e2e.test"
 	web := testbed.StartHTTPBackend(t, "127.0.5.1", "web")
-	route := routeYAML("half", host, "web")
+	route := testbed.RouteYAML("half", host, "web")
 	r := startRouter(t, map[string]string{
 		"route.yaml":   route,
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)
 	l := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
@@ -74,13 +74,13 @@ func testRestartWithBrokenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hosts []string
-	files := map[string]string{"service.yaml": serviceYAML("web", []*testbed.Backend{web})}
+	files := map[string]string{"service.yaml": testbed.ServiceYAML("web", web)}
 	for _, file := range []string{"a", "b"} {
 		var b strings.Builder
 		for i := 1; i <= 3; i++ {
 			host := fmt.Sprintf("%s%d.restart.e2e.test", file, i)
 			hosts = append(hosts, host)
-			b.WriteString(routeYAML(fmt.Sprintf("%s%d", file, i), host, "web") + "---\n")
+			b.WriteString(testbed.RouteYAML(fmt.Sprintf("%s%d", file, i), host, "web") + "---\n")
 		}
 		files["routes-"+file+".yaml"] = b.String()
 	}

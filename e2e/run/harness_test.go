@@ -1,11 +1,9 @@
 package run
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -27,18 +25,7 @@ const (
 var binary string
 
 func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
-}
-
-func buildAndRun(m *testing.M) int {
-	path, remove, err := testbed.BuildHaroute()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e/run:", err)
-		return 1
-	}
-	defer remove()
-	binary = path
-	return m.Run()
+	os.Exit(testbed.RunWithHaroute(m, "e2e/run", &binary))
 }
 
 // folderRouter is `haroute run --manifests DIR --managed-haproxy` running as a child process, with
@@ -108,55 +95,6 @@ func (r *folderRouter) remove(name string) {
 	if err := os.Remove(filepath.Join(r.manifests, name)); err != nil {
 		r.t.Fatal(err)
 	}
-}
-
-// serviceYAML returns a Service named svc with one EndpointSlice per backend (port name http).
-func serviceYAML(svc string, backends []*testbed.Backend) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: v1
-kind: Service
-metadata: {name: %s, namespace: e2e}
-spec:
-  ports: [{name: http, port: 80, targetPort: http}]
-`, svc)
-	for _, be := range backends {
-		fmt.Fprintf(&b, `---
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: %s-%s-%d
-  namespace: e2e
-  labels: {kubernetes.io/service-name: %s}
-addressType: IPv4
-ports: [{name: http, port: %d, protocol: TCP}]
-endpoints:
-- addresses: [%q]
-  conditions: {ready: true}
-  targetRef: {kind: Pod, namespace: e2e, name: %s}
-`, svc, strings.ReplaceAll(be.IP, ".", "-"), be.Port, svc, be.Port, be.IP, be.Name)
-	}
-	return b.String()
-}
-
-// routeYAML returns a Route name for host to Service svc, with annotations (key: value pairs).
-func routeYAML(name, host, svc string, annotations ...string) string {
-	var ann string
-	if len(annotations) > 0 {
-		ann = "\n  annotations:"
-		for i := 0; i+1 < len(annotations); i += 2 {
-			ann += fmt.Sprintf("\n    %s: %q", annotations[i], annotations[i+1])
-		}
-	}
-	return fmt.Sprintf(`apiVersion: route.openshift.io/v1
-kind: Route
-metadata:
-  name: %s
-  namespace: e2e%s
-spec:
-  host: %s
-  to: {kind: Service, name: %s}
-  port: {targetPort: http}
-`, name, ann, host, svc)
 }
 
 // addrs returns the backends' "ip:port".

@@ -23,13 +23,13 @@ func TestRouteMetrics(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.2.30", "metrics-pod")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   routeYAML("metrics", "metrics.e2e.test", "web"),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+		"route.yaml":   testbed.RouteYAML("metrics", "metrics.e2e.test", "web"),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("metrics.e2e.test", "/", http.StatusOK, web.Name)
 	reloads := r.Reloads()
 	late := testbed.StartHTTPBackend(t, "127.0.2.31", "late-pod")
-	r.write("late.yaml", routeYAML("late", "late.e2e.test", "late")+"---\n"+serviceYAML("late", []*testbed.Backend{late}))
+	r.write("late.yaml", testbed.RouteYAML("late", "late.e2e.test", "late")+"---\n"+testbed.ServiceYAML("late", late))
 	r.WaitAnswer("late.e2e.test", "/", http.StatusOK, late.Name)
 	if r.Reloads() != reloads {
 		t.Fatal("adding a Route reloaded HAProxy: no spare to check")

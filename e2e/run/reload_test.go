@@ -14,13 +14,13 @@ func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.3.1", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   routeYAML("web", "bal.e2e.test", "web"),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+		"route.yaml":   testbed.RouteYAML("web", "bal.e2e.test", "web"),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("bal.e2e.test", "/", http.StatusOK, web.Name)
 	before := r.Reloads()
 
-	r.write("route.yaml", routeYAML("web", "bal.e2e.test", "web", "haproxy.router.openshift.io/balance", "leastconn"))
+	r.write("route.yaml", testbed.RouteYAML("web", "bal.e2e.test", "web", "haproxy.router.openshift.io/balance", "leastconn"))
 	r.WaitOneReload(before)
 	r.WaitAnswer("bal.e2e.test", "/", http.StatusOK, web.Name)
 	cfg := testbed.ReadFile(t, r.Dir+"/conf/haproxy.cfg")
@@ -35,8 +35,8 @@ func TestKilledHAProxyRestarts(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.4.1", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   routeYAML("web", "kill.e2e.test", "web"),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+		"route.yaml":   testbed.RouteYAML("web", "kill.e2e.test", "web"),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("kill.e2e.test", "/", http.StatusOK, web.Name)
 	old := r.ShowProc().Master.PID
@@ -62,6 +62,6 @@ func TestKilledHAProxyRestarts(t *testing.T) {
 
 	// The restarted HAProxy still takes runtime changes.
 	web2 := testbed.StartHTTPBackend(t, "127.0.4.2", "web2")
-	r.write("service.yaml", serviceYAML("web", []*testbed.Backend{web2}))
+	r.write("service.yaml", testbed.ServiceYAML("web", web2))
 	r.WaitAnswer("kill.e2e.test", "/", http.StatusOK, web2.Name)
 }

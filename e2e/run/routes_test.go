@@ -18,8 +18,8 @@ func TestRouteAddDeleteWithoutReload(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.2.1", "web")
 	r := startRouter(t, map[string]string{
-		"route-base.yaml": routeYAML("base", "base.e2e.test", "web"),
-		"service.yaml":    serviceYAML("web", []*testbed.Backend{web}),
+		"route-base.yaml": testbed.RouteYAML("base", "base.e2e.test", "web"),
+		"service.yaml":    testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("base.e2e.test", "/", http.StatusOK, web.Name)
 	reloads := r.Reloads()
@@ -30,7 +30,7 @@ func TestRouteAddDeleteWithoutReload(t *testing.T) {
 		host := name + ".e2e.test"
 		file := "route-" + name + ".yaml"
 		at := time.Now()
-		r.write(file, routeYAML(name, host, "web"))
+		r.write(file, testbed.RouteYAML(name, host, "web"))
 		adds = append(adds, r.WaitAnswer(host, "/", http.StatusOK, web.Name).Sub(at))
 
 		at = time.Now()

@@ -31,7 +31,7 @@ func TestStartFailureSaysWhy(t *testing.T) {
 	if err := os.MkdirAll(manifests, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte(routeYAML("web", "busy.e2e.test", "web")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte(testbed.RouteYAML("web", "busy.e2e.test", "web")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	stats := testbed.FreePort(t)

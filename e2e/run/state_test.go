@@ -27,9 +27,9 @@ func TestStateSocket(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.2.9", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   routeYAML("state", "state.e2e.test", "web"),
-		"bad.yaml":     routeYAML("bad", "bad_host.e2e.test", "web"),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+		"route.yaml":   testbed.RouteYAML("state", "state.e2e.test", "web"),
+		"bad.yaml":     testbed.RouteYAML("bad", "bad_host.e2e.test", "web"),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("state.e2e.test", "/", http.StatusOK, web.Name)
 
@@ -69,8 +69,8 @@ func TestStateCommand(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.2.10", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   routeYAML("cmd", "cmd.e2e.test", "web"),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+		"route.yaml":   testbed.RouteYAML("cmd", "cmd.e2e.test", "web"),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("cmd.e2e.test", "/", http.StatusOK, web.Name)
 	state := func(args ...string) (string, int) {
@@ -131,9 +131,9 @@ func TestExplainCommand(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.2.11", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   routeYAML("root", "explain.e2e.test", "web"),
-		"api.yaml":     strings.Replace(routeYAML("api", "explain.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+		"route.yaml":   testbed.RouteYAML("root", "explain.e2e.test", "web"),
+		"api.yaml":     strings.Replace(testbed.RouteYAML("api", "explain.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("explain.e2e.test", "/api", http.StatusOK, web.Name)
 	explain := func(args ...string) (inspect.Explanation, int) {
@@ -182,8 +182,8 @@ func TestDataPlaneView(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.2.12", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   routeYAML("dp", "dp.e2e.test", "web"),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}),
+		"route.yaml":   testbed.RouteYAML("dp", "dp.e2e.test", "web"),
+		"service.yaml": testbed.ServiceYAML("web", web),
 	}, "STATS_USERNAME=admin", "STATS_PASSWORD=s3cret")
 	r.WaitAnswer("dp.e2e.test", "/", http.StatusOK, web.Name)
 	base := fmt.Sprintf("http://127.0.0.1:%d/v3/services/haproxy/runtime", r.StatsPort)
@@ -257,12 +257,12 @@ func TestDoctorCommand(t *testing.T) {
 	web := testbed.StartHTTPBackend(t, "127.0.2.13", "web")
 	other := testbed.StartHTTPBackend(t, "127.0.2.14", "other")
 	r := startRouter(t, map[string]string{
-		"root.yaml":    routeYAML("root", "doctor.e2e.test", "web"),
-		"api.yaml":     strings.Replace(routeYAML("api", "doctor.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
-		"port.yaml":    strings.Replace(routeYAML("port", "port.e2e.test", "web"), "targetPort: http", "targetPort: nope", 1),
-		"maint.yaml":   routeYAML("maint", "maint.e2e.test", "other"),
-		"bad.yaml":     routeYAML("bad", "bad_host.e2e.test", "web"),
-		"service.yaml": serviceYAML("web", []*testbed.Backend{web}) + "---\n" + serviceYAML("other", []*testbed.Backend{other}),
+		"root.yaml":    testbed.RouteYAML("root", "doctor.e2e.test", "web"),
+		"api.yaml":     strings.Replace(testbed.RouteYAML("api", "doctor.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
+		"port.yaml":    strings.Replace(testbed.RouteYAML("port", "port.e2e.test", "web"), "targetPort: http", "targetPort: nope", 1),
+		"maint.yaml":   testbed.RouteYAML("maint", "maint.e2e.test", "other"),
+		"bad.yaml":     testbed.RouteYAML("bad", "bad_host.e2e.test", "web"),
+		"service.yaml": testbed.ServiceYAML("web", web) + "---\n" + testbed.ServiceYAML("other", other),
 	})
 	r.WaitAnswer("doctor.e2e.test", "/api", http.StatusOK, web.Name)
 	r.WaitAnswer("maint.e2e.test", "/", http.StatusOK, other.Name)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"testing"
 )
 
 // Bounds of a LogBuffer: the start of a child's output and its end are what explain a failure.
@@ -94,4 +95,18 @@ func BuildHaroute() (path string, remove func(), err error) {
 		return "", nil, fmt.Errorf("go build: %w\n%s", err, out)
 	}
 	return path, remove, nil
+}
+
+// RunWithHaroute is the body of a TestMain whose tests run the haroute binary: it builds it
+// (BuildHaroute), stores its path in *binary, runs the tests and removes the build. It returns the
+// exit code; pkg names the package in an error.
+func RunWithHaroute(m *testing.M, pkg string, binary *string) int {
+	path, remove, err := BuildHaroute()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, pkg+":", err)
+		return 1
+	}
+	defer remove()
+	*binary = path
+	return m.Run()
 }
