@@ -138,7 +138,7 @@ golden-check: ## check that regenerating the golden files changes nothing and le
 
 # The race lane: the packages with goroutines of their own, under the race detector (cgo and a C
 # compiler needed; their tests start the real haproxy).
-RACE_PACKAGES := ./sync/controller/ ./sync/source/ ./sync/status/ ./runtime/haproxy/ ./runtime/supervise/ ./runtime/socket/ ./runtime/reload/
+RACE_PACKAGES := ./sync/access/ ./sync/controller/ ./sync/source/ ./sync/status/ ./runtime/haproxy/ ./runtime/supervise/ ./runtime/socket/ ./runtime/reload/
 
 .PHONY: race
 race: haproxy ## the packages with concurrency under the race detector

@@ -145,7 +145,8 @@ func TestGraceAndHardStopAgree(t *testing.T) {
 }
 
 // TestClusterRoleIsWhatTheRouterIsGranted: the base ClusterRole grants exactly what haroute calls
-// (informers: list and watch, and get; the status writer's get and update of routes/status), no more.
+// (informers: list and watch, and get; the status writer's get and update of routes/status; the
+// token and access reviews of /metrics), no more.
 // The e2e suite runs its router with this ClusterRole (e2e/framework reads manifests/base/rbac.yaml),
 // so every scenario proves it is enough; this test makes any widening a visible change.
 func TestClusterRoleIsWhatTheRouterIsGranted(t *testing.T) {
@@ -169,7 +170,8 @@ func TestClusterRoleIsWhatTheRouterIsGranted(t *testing.T) {
 			want = append(want, res+":"+verb)
 		}
 	}
-	want = append(want, "route.openshift.io/routes/status:update")
+	want = append(want, "route.openshift.io/routes/status:update",
+		"authentication.k8s.io/tokenreviews:create", "authorization.k8s.io/subjectaccessreviews:create")
 	for _, w := range want {
 		if !got[w] {
 			t.Errorf("the ClusterRole lacks %s", w)

@@ -75,7 +75,7 @@ func (a *app) desiredState(ctx context.Context, rf renderFlags, changed func(str
 	if kubeconfig == "" {
 		kubeconfig = a.getenv("KUBECONFIG")
 	}
-	src, _, err := a.newSource(runConfig{settings: s, manifests: manifests, kubeconfig: kubeconfig})
+	src, _, _, err := a.newSource(runConfig{settings: s, manifests: manifests, kubeconfig: kubeconfig})
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"crypto/subtle"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/haroute/haroute/sync/access"
 )
 
 // statsHosts returns the addresses the stats listener binds: the one ROUTER_LISTEN_ADDR or
@@ -70,4 +76,57 @@ func podAddresses(v string) []netip.Addr {
 		}
 	}
 	return out
+}
+
+// Values of --metrics-auth.
+const (
+	metricsAuthKube = "kube"
+	metricsAuthNone = "none"
+)
+
+// protectMetrics guards /metrics; the probes stay open (the kubelet sends no credentials). With
+// STATS_USERNAME and STATS_PASSWORD, a request with basic credentials must carry those; with a
+// reviewer (cluster mode, --metrics-auth=kube), a request without basic credentials must carry a
+// bearer token the API server allows to get routers/metrics, as OpenShift's router has it. Without
+// either, /metrics is open.
+func protectMetrics(rc runConfig, rev *access.Reviewer, metrics http.Handler) http.Handler {
+	switch {
+	case rc.statsUser != "" && rev != nil:
+		basic, token := basicAuth(rc.statsUser, rc.statsPassword, metrics), rev.Wrap(metrics)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, _, ok := r.BasicAuth(); ok {
+				basic.ServeHTTP(w, r)
+				return
+			}
+			token.ServeHTTP(w, r)
+		})
+	case rc.statsUser != "":
+		return basicAuth(rc.statsUser, rc.statsPassword, metrics)
+	case rev != nil:
+		return rev.Wrap(metrics)
+	}
+	return metrics
+}
+
+// basicAuth serves next only to requests with these credentials (compared in constant time).
+func basicAuth(user, password string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(user)) != 1 || subtle.ConstantTimeCompare([]byte(p), []byte(password)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="haroute"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// metricsReviewer returns the reviewer of /metrics tokens: in cluster mode with --metrics-auth=kube,
+// nil otherwise (a folder has no API server to ask).
+func (a *app) metricsReviewer(rc runConfig, kube kubernetes.Interface) *access.Reviewer {
+	if kube == nil || rc.metricsAuth != metricsAuthKube || rc.statsPort == 0 || rc.once {
+		return nil
+	}
+	a.log.Info("/metrics needs a bearer token allowed to get routers/metrics in route.openshift.io, or the stats credentials", "router", rc.settings.opts.RouterName)
+	return access.New(kube, rc.settings.opts.RouterName, a.log)
 }

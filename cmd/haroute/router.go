@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -19,6 +18,7 @@ import (
 	"github.com/haroute/haroute/runtime/inspect"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/runtime/supervise"
+	"github.com/haroute/haroute/sync/access"
 	"github.com/haroute/haroute/sync/controller"
 	"github.com/haroute/haroute/sync/source"
 	"github.com/haroute/haroute/sync/status"
@@ -27,10 +27,11 @@ import (
 // runRouter is `haroute run` with resolved settings: it returns nil when ctx ends (after every part
 // has stopped, a managed HAProxy included), or the failure that stopped the router.
 func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
-	src, statusQueue, err := a.newSource(rc)
+	src, statusQueue, kube, err := a.newSource(rc)
 	if err != nil {
 		return err
 	}
+	rev := a.metricsReviewer(rc, kube)
 	// The default maxconn is fitted to this process's file limit: a managed HAProxy runs under it, and
 	// the containers of one pod get the same limits from the container runtime.
 	rc.settings.opts.MaxConnections = fitMaxConn(a.log, rc.settings.opts.MaxConnections,
@@ -61,7 +62,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 			err = errors.Join(err, werr)
 		}
 	}()
-	boot := newStartup(protectMetrics(rc, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})))
+	boot := newStartup(protectMetrics(rc, rev, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})))
 	// Served from now on, so that /healthz/ready says what the router waits for.
 	srv := &http.Server{Handler: boot, ReadHeaderTimeout: statsReadHeaderTimout}
 	for _, ln := range statsLns {
@@ -94,7 +95,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 		Log:           a.log,
 	}
 	a.startParts(ctx, g, ctl, statusQueue, rc)
-	boot.serve(a.statsHandler(ctl, rc))
+	boot.serve(a.statsHandler(ctl, rc, rev))
 	<-ctx.Done()
 	if parent.Err() != nil {
 		a.log.Info("stopping")
@@ -233,19 +234,21 @@ func (a *app) serveState(ctx context.Context, g *group, ctl *controller.Controll
 // and, when STATS_USERNAME and STATS_PASSWORD are set, behind basic authentication, HAProxy's stats
 // page on / (as OpenShift serves it) and the read-only Data Plane API view of the live HAProxy under
 // /v3/ (both show every backend's servers).
-func (a *app) statsHandler(ctl *controller.Controller, rc runConfig) http.Handler {
+func (a *app) statsHandler(ctl *controller.Controller, rc runConfig, rev *access.Reviewer) http.Handler {
 	ctlHandler := controller.Handler(ctl)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", protectMetrics(rc, rev, ctlHandler))
 	if rc.statsUser == "" {
 		a.log.Info("the stats page and the Data Plane API view are not served on the stats port: set STATS_USERNAME and STATS_PASSWORD to serve them")
-		return ctlHandler
+		mux.Handle("/", ctlHandler)
+		return mux
 	}
 	paths, err := render.PathsFor(&model.Config{}, rc.dir)
 	if err != nil {
 		a.log.Warn("the stats page and the Data Plane API view are not served", "err", err)
-		return ctlHandler
+		mux.Handle("/", ctlHandler)
+		return mux
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", protectMetrics(rc, ctlHandler))
 	page := basicAuth(rc.statsUser, rc.statsPassword, statsPage(paths.StatsSocket))
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isStatsPage(r) {
@@ -257,26 +260,4 @@ func (a *app) statsHandler(ctl *controller.Controller, rc runConfig) http.Handle
 	admin := socket.NewAdmin(rc.adminSocket, socket.Options{})
 	mux.Handle("/v3/", basicAuth(rc.statsUser, rc.statsPassword, inspect.DataPlaneHandler(admin, paths, nil)))
 	return mux
-}
-
-// protectMetrics puts /metrics behind STATS_USERNAME and STATS_PASSWORD when they are set, as
-// OpenShift's router does; the probes stay open (the kubelet sends no credentials).
-func protectMetrics(rc runConfig, metrics http.Handler) http.Handler {
-	if rc.statsUser == "" {
-		return metrics
-	}
-	return basicAuth(rc.statsUser, rc.statsPassword, metrics)
-}
-
-// basicAuth serves next only to requests with these credentials (compared in constant time).
-func basicAuth(user, password string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, p, ok := r.BasicAuth()
-		if !ok || subtle.ConstantTimeCompare([]byte(u), []byte(user)) != 1 || subtle.ConstantTimeCompare([]byte(p), []byte(password)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Basic realm="haroute"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

@@ -46,6 +46,7 @@ const (
 	flagReloadInterval = "reload-interval"
 	flagMode           = "mode"
 	flagUpdateStatus   = "update-status"
+	flagMetricsAuth    = "metrics-auth"
 	flagOnce           = "once"
 	flagDriftInterval  = "drift-interval"
 	flagCheckBinary    = "check-binary"
@@ -68,6 +69,7 @@ type runFlags struct {
 	once           bool
 	driftInterval  time.Duration
 	checkBinary    string
+	metricsAuth    string
 }
 
 // runConfig is a resolved `haroute run`: what the router does, independent of where the values came
@@ -89,6 +91,9 @@ type runConfig struct {
 	// statsPort serves /healthz, /healthz/ready and /metrics on statsAddress; 0 disables it.
 	statsPort    int
 	statsAddress string
+	// metricsAuth is who may read /metrics without the stats credentials (metricsAuthKube or
+	// metricsAuthNone).
+	metricsAuth string
 	// podIPs are the pod's own addresses (HAROUTE_POD_IPS, from the downward API): without a
 	// statsAddress, the stats listener binds them and loopback rather than every address.
 	podIPs         []netip.Addr
@@ -141,6 +146,8 @@ func newRunCommand(a *app) *cobra.Command {
 	fl.DurationVar(&f.reloadInterval, flagReloadInterval, haproxy.DefaultReloadInterval, "least time between two reloads [RELOAD_INTERVAL]")
 	fl.StringVar(&f.mode, flagMode, modeRuntime, "runtime: runtime API updates, reload only when needed; reload: reload for every change (the stock router's way)")
 	fl.BoolVar(&f.updateStatus, flagUpdateStatus, true, "write Route status.ingress (cluster only)")
+	fl.StringVar(&f.metricsAuth, flagMetricsAuth, metricsAuthKube, "who may read /metrics without STATS_USERNAME/STATS_PASSWORD: "+
+		metricsAuthKube+" (a bearer token the API server allows to get routers/metrics; cluster only) or "+metricsAuthNone+" (anyone) [HAROUTE_METRICS_AUTH]")
 	fl.BoolVar(&f.once, flagOnce, false, "write the first configuration and exit (an init step for sidecar mode)")
 	fl.DurationVar(&f.driftInterval, flagDriftInterval, defaultDriftInterval, "how often the live HAProxy state is compared with the applied one")
 	fl.StringVar(&f.checkBinary, flagCheckBinary, "", "HAProxy binary that checks each configuration (haproxy -c) before a reload; "+
@@ -163,6 +170,7 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 		managed:           f.managedHAProxy,
 		mode:              f.mode,
 		updateStatus:      f.updateStatus,
+		metricsAuth:       f.metricsAuth,
 		once:              f.once,
 		driftInterval:     f.driftInterval,
 		statsPort:         f.statsPort,
@@ -214,6 +222,13 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 				rc.statsPort = n
 			}
 		}
+	}
+	if v := strings.TrimSpace(a.getenv("HAROUTE_METRICS_AUTH")); v != "" && !changed(flagMetricsAuth) {
+		rc.metricsAuth = v
+	}
+	rc.metricsAuth = cmpOr(rc.metricsAuth, metricsAuthKube)
+	if rc.metricsAuth != metricsAuthKube && rc.metricsAuth != metricsAuthNone {
+		errs = append(errs, fmt.Errorf("--%s=%q: want %s or %s", flagMetricsAuth, rc.metricsAuth, metricsAuthKube, metricsAuthNone))
 	}
 	if rc.statsPort < 0 || rc.statsPort > 65535 {
 		errs = append(errs, fmt.Errorf("stats port %d: want 0 (off) or a port in 1-65535", rc.statsPort))

@@ -25,13 +25,13 @@ const manifestCacheDir = "haroute/manifests-cache"
 // when status is not written: folder mode, or --update-status=false); the caller runs both. The
 // folder source of a router (rc.dir set) keeps its manifest cache under rc.dir; the inspection
 // commands (no rc.dir) read the folder alone.
-func (a *app) newSource(rc runConfig) (source.Source, *status.Queue, error) {
+func (a *app) newSource(rc runConfig) (source.Source, *status.Queue, kubernetes.Interface, error) {
 	if rc.manifests != "" {
 		src := source.NewFolder(rc.manifests, a.log)
 		if rc.dir != "" {
 			src.SetCacheDir(filepath.Join(rc.dir, filepath.FromSlash(manifestCacheDir)))
 		}
-		return src, nil, nil
+		return src, nil, nil, nil
 	}
 	var cfg *rest.Config
 	var err error
@@ -41,16 +41,16 @@ func (a *app) newSource(rc runConfig) (source.Source, *status.Queue, error) {
 		cfg, err = rest.InClusterConfig()
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("cluster configuration (use --kubeconfig, or --manifests for a folder): %w", err)
+		return nil, nil, nil, fmt.Errorf("cluster configuration (use --kubeconfig, or --manifests for a folder): %w", err)
 	}
 	cfg.UserAgent = "haroute/" + version
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
+		return nil, nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	routes, err := routeclientset.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("route client: %w", err)
+		return nil, nil, nil, fmt.Errorf("route client: %w", err)
 	}
 	// client-go logs through klog; send it to the same logger.
 	klog.SetSlogLogger(a.log)
@@ -61,7 +61,7 @@ func (a *app) newSource(rc runConfig) (source.Source, *status.Queue, error) {
 		Log:             a.log,
 	})
 	if !rc.updateStatus {
-		return src, nil, nil
+		return src, nil, kube, nil
 	}
 	// Status writes get a client of their own: the informers' keeps client-go's default limit (5 QPS),
 	// which held a thousand status writes back for minutes. The queue paces the writes; its client
@@ -73,10 +73,10 @@ func (a *app) newSource(rc runConfig) (source.Source, *status.Queue, error) {
 	statusCfg.Burst = 2 * pace.Burst
 	statusRoutes, err := routeclientset.NewForConfig(statusCfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("route status client: %w", err)
+		return nil, nil, nil, fmt.Errorf("route status client: %w", err)
 	}
 	w := status.NewWriter(statusRoutes, opts.RouterName, rc.canonicalHostname, a.log)
-	return src, status.NewQueue(w, pace), nil
+	return src, status.NewQueue(w, pace), kube, nil
 }
 
 // waitSynced waits until src has its first complete snapshot (true), or ctx ends (false).
