@@ -226,23 +226,20 @@ func NewCAFile(ctx context.Context, r Runner, caPath string) error {
 
 // SetCAFile starts or updates the transaction of caPath (blank lines dropped as in SetCert).
 func SetCAFile(ctx context.Context, r Runner, caPath, pem string) error {
-	cmd, err := line("set", "ssl", "ca-file", caPath)
-	if err != nil {
-		return err
-	}
-	payload, err := pemPayload(pem)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cmd, err)
-	}
-	return expectPayload(ctx, r, cmd, payload,
-		fmt.Sprintf(fmtCATxCreated, caPath), fmt.Sprintf(fmtCATxUpdated, caPath))
+	return caFilePayload(ctx, r, "set", caPath, pem)
 }
 
 // AddCAFile adds the certificates of pem to the open transaction of caPath (or to a copy of the live
 // CA file when none is open): `add ssl ca-file <path> <<`, HAProxy 2.7+. With SetCAFile for the first
 // part, it carries a CA bundle larger than one payload may be (tune.bufsize on 2.6–3.3).
 func AddCAFile(ctx context.Context, r Runner, caPath, pem string) error {
-	cmd, err := line("add", "ssl", "ca-file", caPath)
+	return caFilePayload(ctx, r, "add", caPath, pem)
+}
+
+// caFilePayload sends `<verb> ssl ca-file <caPath> <<` with pem (blank lines dropped) and expects the
+// transaction HAProxy opens or updates.
+func caFilePayload(ctx context.Context, r Runner, verb, caPath, pem string) error {
+	cmd, err := line(verb, "ssl", "ca-file", caPath)
 	if err != nil {
 		return err
 	}
