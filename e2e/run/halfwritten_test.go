@@ -147,24 +147,7 @@ func sidecarFlags() []string {
 // router that is restarted may stop before the test ends.
 func newSidecarRouter(t *testing.T, dir, manifests string, prev *testbed.RouterProcess) *testbed.RouterProcess {
 	t.Helper()
-	r := testbed.NewRouterProcess(t, testbed.RouterProcessConfig{
-		Binary: binary,
-		Dir:    filepath.Join(dir, "h"),
-		Source: []string{"--manifests", manifests},
-		Env:    []string{"ROUTER_MAX_CONNECTIONS=2000"},
-		Bounds: testbed.RouterProcessBounds{
-			Ready:    readyTimeout,
-			Apply:    applyTimeout,
-			Poll:     pollEvery,
-			ShowProc: procRetryFor,
-			Socket:   socketTime,
-		},
-		Process: testbed.ProcessOptions{
-			StopTimeout: stopTimeout,
-			Deathsig:    syscall.SIGTERM,
-			MustOutlive: prev != nil,
-		},
-	})
+	r := folderProcess(t, dir, manifests, prev != nil)
 	if prev != nil {
 		r.HTTPPort, r.HTTPSPort, r.StatsPort = prev.HTTPPort, prev.HTTPSPort, prev.StatsPort
 		r.Client = testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil)

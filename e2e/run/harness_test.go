@@ -43,28 +43,7 @@ func startRouter(t *testing.T, files map[string]string, env ...string) *folderRo
 	t.Helper()
 	dir := testbed.TempDir(t)
 	manifests := filepath.Join(dir, "m")
-	r := &folderRouter{
-		RouterProcess: testbed.NewRouterProcess(t, testbed.RouterProcessConfig{
-			Binary: binary,
-			Dir:    filepath.Join(dir, "h"),
-			Source: []string{"--manifests", manifests},
-			Env:    []string{"ROUTER_MAX_CONNECTIONS=2000"},
-			Bounds: testbed.RouterProcessBounds{
-				Ready:    readyTimeout,
-				Apply:    applyTimeout,
-				Poll:     pollEvery,
-				ShowProc: procRetryFor,
-				Socket:   socketTime,
-			},
-			Process: testbed.ProcessOptions{
-				StopTimeout: stopTimeout,
-				Deathsig:    syscall.SIGTERM,
-				MustOutlive: true,
-			},
-		}),
-		t:         t,
-		manifests: manifests,
-	}
+	r := &folderRouter{RouterProcess: folderProcess(t, dir, manifests, true), t: t, manifests: manifests}
 	if err := os.MkdirAll(manifests, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -74,6 +53,29 @@ func startRouter(t *testing.T, files map[string]string, env ...string) *folderRo
 	r.Start([]string{testbed.ManagedHAProxyFlag(), "--allow-loopback-endpoints"}, env...)
 	r.MustStopWith(r.ShowProc().Master.PID)
 	return r
+}
+
+// folderProcess prepares `haroute run --manifests manifests` on the HAProxy directory dir/h with
+// the package's bounds; mustOutlive: the cleanup fails the test when haroute exited before it.
+func folderProcess(t *testing.T, dir, manifests string, mustOutlive bool) *testbed.RouterProcess {
+	return testbed.NewRouterProcess(t, testbed.RouterProcessConfig{
+		Binary: binary,
+		Dir:    filepath.Join(dir, "h"),
+		Source: []string{"--manifests", manifests},
+		Env:    []string{"ROUTER_MAX_CONNECTIONS=2000"},
+		Bounds: testbed.RouterProcessBounds{
+			Ready:    readyTimeout,
+			Apply:    applyTimeout,
+			Poll:     pollEvery,
+			ShowProc: procRetryFor,
+			Socket:   socketTime,
+		},
+		Process: testbed.ProcessOptions{
+			StopTimeout: stopTimeout,
+			Deathsig:    syscall.SIGTERM,
+			MustOutlive: mustOutlive,
+		},
+	})
 }
 
 // write replaces a manifest file atomically (the watcher never sees half a file).
