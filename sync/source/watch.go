@@ -33,8 +33,9 @@ type FileError struct {
 // Folder watches a folder of manifest files (the files LoadDir reads) and keeps, for every file, the
 // objects of its last content that decoded without error: its content in force. New content that
 // decodes but drops objects of the content in force, in a file rewritten in place (not replaced by a
-// rename), is held until the file's bytes have not changed for settleTime (a writer that truncates and rewrites a file shows it
-// empty for a moment); a file deleted from the folder is withdrawn at once. With SetCacheDir, the
+// rename), is held until the file's bytes have not changed for settleTime (a writer that truncates
+// and rewrites a file shows it empty for a moment); a file deleted from the folder is withdrawn at
+// once. With SetCacheDir, the
 // content in force of every file is kept on disk, so that after a restart a file that does not decode
 // keeps the objects it had. Create it with NewFolder, run Run once, and read Snapshot whenever Changes
 // fires.
