@@ -30,7 +30,8 @@ func startAged(t *testing.T, dir string) *Folder {
 	t.Helper()
 	f := NewFolder(dir, nil)
 	f.now, _ = tickingClock()
-	return runFolder(t, f)
+	runFolder(t, f)
+	return f
 }
 
 // ages returns the creationTimestamp of every Route of in by "namespace/name".

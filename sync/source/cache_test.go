@@ -1,7 +1,6 @@
 package source
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -19,26 +18,7 @@ func runCached(t *testing.T, dir, cacheDir string) (f *Folder, logs *logBuffer, 
 	t.Helper()
 	f, _, logs = newClockedFolder(dir)
 	f.SetCacheDir(cacheDir)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
-	var stopped bool
-	stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(5 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-	}
-	t.Cleanup(stop)
+	stop = runFolder(t, f)
 	return f, logs, stop
 }
 

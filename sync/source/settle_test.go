@@ -2,7 +2,6 @@ package source
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -231,21 +230,11 @@ func TestFolderSettleTimerStops(t *testing.T) {
 	path := filepath.Join(dir, "a.yaml")
 	write(t, path, route("ns", "a", "a.example.com"))
 	f, _, _ := newClockedFolder(dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
+	stop := runFolder(t, f)
 	waitFor(t, f, "first load", hostsAre("ns/a=a.example.com"))
 	writeInPlace(t, path, "")
 	waitFor(t, f, "the empty file held", heldFor(path, "1 object", "ns/a=a.example.com"))
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	stop()
 }
 
 func TestDropped(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,27 +21,34 @@ func route(ns, name, host string) string {
 // startFolder runs a Folder on dir until the test ends, and checks that Run then returns nil.
 func startFolder(t *testing.T, dir string) *Folder {
 	t.Helper()
-	return runFolder(t, NewFolder(dir, nil))
+	f := NewFolder(dir, nil)
+	runFolder(t, f)
+	return f
 }
 
-// runFolder runs f until the test ends, and checks that Run then returns nil.
-func runFolder(t *testing.T, f *Folder) *Folder {
+// runFolder runs f until stop (or the end of the test): stop cancels Run and fails the test unless
+// Run returns nil within 5 s. It may be called more than once.
+func runFolder(t *testing.T, f *Folder) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- f.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("Run did not return after cancel")
 			}
-		case <-time.After(5 * time.Second):
-			t.Error("Run did not return after cancel")
-		}
-	})
-	return f
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // waitFor waits, on Changes and at most 5 seconds, until cond holds for the Folder's snapshot.
@@ -257,23 +265,13 @@ func TestFolderRunErrors(t *testing.T) {
 
 func TestFolderRunStopsOnCancel(t *testing.T) {
 	f := NewFolder(t.TempDir(), nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
+	stop := runFolder(t, f)
 	select {
 	case <-f.Changes(): // the first scan is done
 	case <-time.After(5 * time.Second):
 		t.Fatal("no signal after the first scan")
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	stop()
 	if err := f.Run(context.Background()); err == nil {
 		t.Error("second Run: no error")
 	}
