@@ -163,12 +163,12 @@ FUZZTIME ?= 2m
 FUZZ_SMOKE_TIME ?= 3s
 FUZZMINIMIZE ?= 100x
 
-# fuzz-loop runs every target of FUZZ_TARGETS for $(1) each, all of them even when one fails, and
-# sets status to 1 when one does.
+# fuzz-loop runs every target of FUZZ_TARGETS for $(1) each (tools/fuzz-one.sh), all of them even when
+# one fails, and sets status to 1 when one does.
 fuzz-loop = for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t\#\#*:}; \
 		echo "== $$name ($$pkg): $(1)"; \
-		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(1) -fuzzminimizetime $(FUZZMINIMIZE) $$pkg || status=1; \
+		tools/fuzz-one.sh $(GO) $$pkg $$name $(1) $(FUZZMINIMIZE) || status=1; \
 	done
 
 .PHONY: fuzz fuzz-smoke
