@@ -1,6 +1,7 @@
 package reload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,10 @@ const (
 	DefaultMinInterval = 5 * time.Second
 	// DefaultWaitTimeout bounds the wait for a new worker.
 	DefaultWaitTimeout = 30 * time.Second
+	// outcomeGrace is how long a reload that may have been sent is followed after the caller's
+	// context ended: long enough for a refused configuration to be reported (a failed start takes
+	// HAProxy well under a second), short enough for a stop.
+	outcomeGrace = 5 * time.Second
 	// pollInterval is how often `show proc` is asked while a 2.6 reload is in flight.
 	pollInterval = 20 * time.Millisecond
 	// inProgressPause is the wait before sending `reload` again after a 3.1+ master refused it because
@@ -67,6 +72,9 @@ type Reloader struct {
 	mu   sync.Mutex   // serialises Reload calls
 	ops  sync.RWMutex // write-held during a reload, read-held by runtime ops (HoldOps)
 	last atomic.Int64 // when the last reload command was sent (unix nanoseconds; 0: never)
+
+	// outcomeGrace overrides outcomeGrace (tests); 0: the constant.
+	outcomeGrace time.Duration
 
 	acceptedMu sync.Mutex
 	// accepted are the last files HAProxy took (a confirmed reload, or Accepted); nil until then,
@@ -185,6 +193,11 @@ func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, err
 	if err != nil {
 		return Result{}, r.fail(fmt.Errorf("reload: show proc before the reload: %w", err), good)
 	}
+	// From here the command may go out: its outcome is followed even when ctx ends meanwhile (haroute
+	// stopping), so that a configuration HAProxy refuses is put back, not left on disk for the next
+	// start of HAProxy.
+	ctx, stopFollowing := outcomeContext(ctx, cmp.Or(r.outcomeGrace, outcomeGrace))
+	defer stopFollowing()
 	reply, sendErr := r.send(ctx)
 	res := Result{Sent: time.Unix(0, r.last.Load())}
 	var after socket.ProcState
@@ -329,7 +342,7 @@ func (r *Reloader) poll(parent context.Context, before socket.ProcState, confirm
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			if err := parent.Err(); err != nil {
+			if err := context.Cause(parent); err != nil {
 				return seen, fmt.Errorf("%w: waiting for the new worker: %w (%v)", ErrReloadTimeout, err, last)
 			}
 			return seen, fmt.Errorf("%w after %v: %v", ErrReloadTimeout, timeout, last)
@@ -351,4 +364,18 @@ func (r *Reloader) fail(err error, good snapshot) error {
 		return errors.Join(err, fmt.Errorf("reload: restoring the last good files: %w", rerr))
 	}
 	return err
+}
+
+// outcomeContext returns a context that ends grace after ctx does, with ctx's error as its cause (or
+// when the returned function is called), and keeps ctx's values: the wait for a reload's outcome
+// outlives a cancellation briefly.
+func outcomeContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	octx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		time.AfterFunc(grace, func() { cancel(ctx.Err()) })
+	})
+	return octx, func() {
+		stop()
+		cancel(nil)
+	}
 }

@@ -168,11 +168,35 @@ func TestReloadTimeoutKeepsNewFiles(t *testing.T) {
 func TestReloadCancelledWhileWaiting(t *testing.T) {
 	m := newFakeMaster(reloadNever)
 	r, _ := setup(t, m)
+	r.outcomeGrace = 50 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_, err := r.Reload(ctx, version("v2"))
 	if !errors.Is(err, ErrReloadTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %v, want ErrReloadTimeout wrapping the context's error", err)
+	}
+}
+
+// TestReloadRefusedWhileStopping: the caller's context ends while the master has the reload command
+// (haroute stopping); the reload is still followed to its outcome, and HAProxy's refusal puts the
+// last good files back instead of leaving the refused ones for HAProxy's next start.
+func TestReloadRefusedWhileStopping(t *testing.T) {
+	for _, o := range []outcome{reloadSyncFail, reloadFail} {
+		m := newFakeMaster(o)
+		m.gate = make(chan struct{})
+		r, before := setup(t, m)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			cancel()
+			time.Sleep(50 * time.Millisecond)
+			close(m.gate) // the master answers after the caller gave up
+		}()
+		_, err := r.Reload(ctx, version("v2"))
+		if !errors.Is(err, ErrReloadFailed) {
+			t.Fatalf("outcome %v: error %v, want ErrReloadFailed", o, err)
+		}
+		equalTrees(t, "after a reload refused while stopping", tree(t, r.Dir), before)
 	}
 }
 
