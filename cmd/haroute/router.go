@@ -32,16 +32,9 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 		return err
 	}
 	rev := a.metricsReviewer(rc, kube)
-	// The default maxconn is fitted to this process's file limit: a managed HAProxy runs under it, and
-	// the containers of one pod get the same limits from the container runtime.
-	rc.settings.opts.MaxConnections = fitMaxConn(a.log, rc.settings.opts.MaxConnections,
-		strings.TrimSpace(a.getenv("ROUTER_MAX_CONNECTIONS")) == "", rc.managed == "")
-	inst, err := a.newInstance(rc)
+	inst, err := a.newInstance(&rc)
 	if err != nil {
 		return err
-	}
-	if rc.checkBinary == "" && !rc.once {
-		a.log.Info("no HAProxy binary to run haproxy -c with: each reload is checked by HAProxy's master, and a configuration it refuses is rolled back to the last good files")
 	}
 	metrics, err := a.routerMetrics(inst, rc)
 	if err != nil {
@@ -62,13 +55,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 			err = errors.Join(err, werr)
 		}
 	}()
-	boot := newStartup(protectMetrics(rc, rev, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})))
-	// Served from now on, so that /healthz/ready says what the router waits for.
-	srv := &http.Server{Handler: boot, ReadHeaderTimeout: statsReadHeaderTimout}
-	for _, ln := range statsLns {
-		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, ln) })
-		a.log.Info("serving /healthz, /healthz/ready and /metrics", "addr", ln.Addr().String())
-	}
+	boot := a.serveStartup(ctx, g, statsLns, protectMetrics(rc, rev, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})))
 	g.start(ctx, "source", src.Run)
 	if !a.waitSynced(ctx, src) {
 		return nil
@@ -103,8 +90,15 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	return nil
 }
 
-// newInstance returns the owner of the HAProxy side for rc.
-func (a *app) newInstance(rc runConfig) (*haproxy.Instance, error) {
+// newInstance returns the owner of the HAProxy side for rc, after fitting the default maxconn to this
+// process's file limit (in rc): a managed HAProxy runs under it, and the containers of one pod get the
+// same limits from the container runtime.
+func (a *app) newInstance(rc *runConfig) (*haproxy.Instance, error) {
+	rc.settings.opts.MaxConnections = fitMaxConn(a.log, rc.settings.opts.MaxConnections,
+		strings.TrimSpace(a.getenv("ROUTER_MAX_CONNECTIONS")) == "", rc.managed == "")
+	if rc.checkBinary == "" && !rc.once {
+		a.log.Info("no HAProxy binary to run haproxy -c with: each reload is checked by HAProxy's master, and a configuration it refuses is rolled back to the last good files")
+	}
 	ro, err := a.renderOptions(rc.settings, rc.dir)
 	if err != nil {
 		return nil, err
@@ -122,6 +116,18 @@ func (a *app) newInstance(rc runConfig) (*haproxy.Instance, error) {
 		AdaptivePool: true,
 		Log:          a.log,
 	})
+}
+
+// serveStartup serves the stats listeners from now on, so that /healthz/ready says what the router
+// waits for; the returned handler takes over once the router runs.
+func (a *app) serveStartup(ctx context.Context, g *group, lns []net.Listener, metrics http.Handler) *startup {
+	boot := newStartup(metrics)
+	srv := &http.Server{Handler: boot, ReadHeaderTimeout: statsReadHeaderTimout}
+	for _, ln := range lns {
+		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, ln) })
+		a.log.Info("serving /healthz, /healthz/ready and /metrics", "addr", ln.Addr().String())
+	}
+	return boot
 }
 
 // writeFirstConfig translates the first snapshot and writes its initial files, from which HAProxy
