@@ -101,13 +101,24 @@ type Answer struct {
 	// BadCookie is a Set-Cookie header whose value is not a dynamic cookie (16 hex digits): a server
 	// that takes traffic without its cookie, or with a corrupted one.
 	BadCookie string
+	// Forwarded is what the backend received of the forwarded headers (testbed.ForwardedSummary),
+	// for a request that carried its own X-Forwarded-For and X-Forwarded-Host (clientForwarded), so
+	// that every policy (append, replace, if-none, never) leaves a different trace.
+	Forwarded string
 	Err       string
 }
 
-// Same reports whether two answers agree: status, Route, redirect location and certificate.
+// clientForwarded returns the forwarded headers every oracle request carries, as a client behind
+// another proxy would.
+func clientForwarded() http.Header {
+	return http.Header{"X-Forwarded-For": {"192.0.2.7"}, "X-Forwarded-Host": {"client.example"}}
+}
+
+// Same reports whether two answers agree: status, Route, redirect location, certificate, cookies
+// and the forwarded headers the backend received.
 func (a Answer) Same(b Answer) bool {
 	return a.Status == b.Status && a.Route == b.Route && a.Location == b.Location && a.Cert == b.Cert &&
-		a.BadCookie == b.BadCookie
+		a.BadCookie == b.BadCookie && a.Forwarded == b.Forwarded
 }
 
 func (a Answer) String() string {
@@ -124,6 +135,9 @@ func (a Answer) String() string {
 	if a.Cert != "" {
 		s += " cert " + a.Cert
 	}
+	if a.Forwarded != "" {
+		s += " forwarded " + a.Forwarded
+	}
 	if a.BadCookie != "" {
 		s += fmt.Sprintf(" bad cookie %q", a.BadCookie)
 	}
@@ -135,11 +149,12 @@ var dynamicCookie = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 // Ask sends one GET and reduces the response; owners maps backend names to Routes.
 func Ask(c *testbed.Client, url string, owners map[string]string) Answer {
-	resp, err := c.Do(http.MethodGet, url, nil)
+	resp, err := c.Do(http.MethodGet, url, clientForwarded())
 	if err != nil {
 		return Answer{Status: -1, Err: err.Error()}
 	}
-	a := Answer{Status: resp.Status, Backend: resp.Backend, Location: resp.Header.Get("Location")}
+	a := Answer{Status: resp.Status, Backend: resp.Backend, Location: resp.Header.Get("Location"),
+		Forwarded: resp.Header.Get(testbed.HeaderForwarded)}
 	if resp.Backend != "" {
 		a.Route = owners[resp.Backend]
 		if a.Route == "" {

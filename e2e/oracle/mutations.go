@@ -382,3 +382,32 @@ func (wk *Walker) annotate() (Mutation, bool) {
 	r.Annotations[mapping.AnnotationTimeout] = v
 	return Mutation{Kind: MutAnnotation, Route: r.Key(), Detail: fmt.Sprintf("timeout %q → %s", old, v)}, true
 }
+
+// forwarded sets, changes or removes the forwarded-headers annotation of a Route that terminates
+// HTTP (a passthrough Route has no such policy).
+func (wk *Walker) forwarded() (Mutation, bool) {
+	var rs []*Route
+	for _, r := range wk.routes(wk.unstable) {
+		if r.Kind != KindPassthrough {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return Mutation{}, false
+	}
+	r := pick(wk.rng, rs)
+	if r.Annotations == nil {
+		r.Annotations = map[string]string{}
+	}
+	old, set := r.Annotations[mapping.AnnotationForwardedHeaders]
+	if set && wk.rng.IntN(3) == 0 {
+		delete(r.Annotations, mapping.AnnotationForwardedHeaders)
+		return Mutation{Kind: MutForwarded, Route: r.Key(), Detail: fmt.Sprintf("annotation %s removed", old)}, true
+	}
+	v := old
+	for v == old {
+		v = pick(wk.rng, []string{"append", "replace", "if-none", "never"})
+	}
+	r.Annotations[mapping.AnnotationForwardedHeaders] = v
+	return Mutation{Kind: MutForwarded, Route: r.Key(), Detail: fmt.Sprintf("%q → %s", old, v)}, true
+}

@@ -24,20 +24,23 @@ const (
 	MutAlternate   MutationKind = "alternate-backend"
 	MutCert        MutationKind = "cert-rotation"
 	MutAnnotation  MutationKind = "annotation"
+	// MutForwarded sets, changes or removes a Route's forwarded-headers annotation: a runtime change
+	// (a map entry), whose effect the backends report (testbed.ForwardedSummary).
+	MutForwarded MutationKind = "forwarded-headers"
 )
 
 // mutationOrder fixes the order in which weights are read, so a seed always gives the same walk.
 var mutationOrder = []MutationKind{
 	MutScale, MutPodIP, MutWeight, MutAddRoute, MutDeleteRoute, MutHost, MutPath, MutInsecure,
-	MutAlternate, MutCert, MutAnnotation,
+	MutAlternate, MutCert, MutAnnotation, MutForwarded,
 }
 
 // Weights are the step weights of the equivalence walk (they sum to 100; MutAnnotation, the
 // structural kind, has 5).
 func Weights() map[MutationKind]int {
 	return map[MutationKind]int{
-		MutScale: 16, MutPodIP: 10, MutWeight: 8, MutAddRoute: 17, MutDeleteRoute: 10, MutHost: 7,
-		MutPath: 7, MutInsecure: 6, MutAlternate: 3, MutCert: 11, MutAnnotation: 5,
+		MutScale: 14, MutPodIP: 10, MutWeight: 8, MutAddRoute: 16, MutDeleteRoute: 10, MutHost: 7,
+		MutPath: 7, MutInsecure: 6, MutAlternate: 3, MutCert: 10, MutAnnotation: 5, MutForwarded: 4,
 	}
 }
 
@@ -226,6 +229,8 @@ func (wk *Walker) apply(kind MutationKind) (Mutation, bool) {
 		return wk.rotateCert()
 	case MutAnnotation:
 		return wk.annotate()
+	case MutForwarded:
+		return wk.forwarded()
 	}
 	return Mutation{}, false
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,8 @@ const (
 	HeaderBackend = "X-Backend"
 	// HeaderSNI carries the TLS server name a TLS backend was asked for ("" over plain HTTP).
 	HeaderSNI = "X-Backend-SNI"
+	// HeaderForwarded carries the forwarded headers the backend received (see ForwardedSummary).
+	HeaderForwarded = "X-Backend-Forwarded"
 )
 
 const backendIdleTimeout = 30 * time.Second
@@ -143,6 +146,31 @@ func (b *Backend) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		w.Header().Set(HeaderSNI, r.TLS.ServerName)
 	}
+	w.Header().Set(HeaderForwarded, ForwardedSummary(r.Header))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintf(w, "%s %s %s\n%s\n", b.Name, r.Method, path, r.Header.Get("X-Forwarded-Proto"))
+}
+
+// forwardedNames are the request headers a router's forwarded-headers policy writes.
+var forwardedNames = []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Forwarded-Proto-Version"}
+
+// ForwardedSummary describes the forwarded headers of a request, in a form that is the same for
+// two routers listening on different ports: "Name=value|value;..." in forwardedNames order, every
+// header line as received, X-Forwarded-Port values written as "port".
+func ForwardedSummary(h http.Header) string {
+	var b strings.Builder
+	for _, name := range forwardedNames {
+		vs := h.Values(name)
+		if len(vs) == 0 {
+			continue
+		}
+		if name == "X-Forwarded-Port" {
+			vs = slices.Repeat([]string{"port"}, len(vs))
+		}
+		if b.Len() > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(name + "=" + strings.Join(vs, "|"))
+	}
+	return b.String()
 }
