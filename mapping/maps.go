@@ -18,6 +18,9 @@ import (
 // the first (oldest) Route keeps a key.
 type mapBuilder struct {
 	maps map[string]map[string]mapValue
+	// forwarded is the default forwarded-headers policy: Routes with another one get an entry in
+	// model.MapForwardedHeaders.
+	forwarded string
 }
 
 type mapValue struct {
@@ -25,9 +28,9 @@ type mapValue struct {
 	strong bool
 }
 
-func newMapBuilder() *mapBuilder {
-	m := &mapBuilder{maps: map[string]map[string]mapValue{}}
-	for _, name := range []string{model.MapEdgeReencrypt, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain} {
+func newMapBuilder(forwarded string) *mapBuilder {
+	m := &mapBuilder{maps: map[string]map[string]mapValue{}, forwarded: forwarded}
+	for _, name := range []string{model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain} {
 		m.maps[name] = map[string]mapValue{}
 	}
 	return m
@@ -70,6 +73,9 @@ func (m *mapBuilder) addRoute(a *admission) {
 	if a.redirects() {
 		m.add(model.MapHTTPRedirect, a.backendName, "1", true)
 	}
+	if p := a.options.forwardedHeaders; p != "" && p != m.forwarded {
+		m.add(model.MapForwardedHeaders, a.backendName, p, true)
+	}
 	if a.terminated() {
 		for _, e := range entries {
 			m.add(model.MapEdgeReencrypt, e.key, a.backendName, e.strong)
@@ -83,7 +89,7 @@ func (m *mapBuilder) addRoute(a *admission) {
 	}
 }
 
-// build returns the five map files sorted by name, entries sorted by key. It first adds, for every
+// build returns the six map files sorted by name, entries sorted by key. It first adds, for every
 // exact host terminated by an edge or reencrypt Route whose domain has a wildcard passthrough Route,
 // an os_tcp_be.map entry sending that host to be_sni, so it is terminated rather than passed through.
 func (m *mapBuilder) build(admitted []*admission) []model.MapFile {

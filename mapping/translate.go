@@ -33,7 +33,7 @@ func Translate(in Input, opts Options) (*model.Config, []Problem) {
 		opts:   opts,
 		idx:    newIndex(in),
 		claims: newClaims(!opts.DisableNamespaceOwnershipCheck),
-		maps:   newMapBuilder(),
+		maps:   newMapBuilder(opts.ForwardedHeaders),
 		seen:   map[string]bool{},
 
 		certOwner: map[string]string{},

@@ -32,7 +32,7 @@ const (
 var (
 	layoutFrontends = []string{model.FrontendPublic, model.FrontendPublicSSL, model.FrontendSNI, model.FrontendNoSNI, "stats"}
 	layoutBackends  = map[string]string{model.SNIBackend: "fe_sni", model.NoSNIBackend: "fe_no_sni", model.DefaultBackend: ""}
-	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain}
+	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders}
 )
 
 // twoWordDirectives are the directives whose second word says what they do: a directive is told by
@@ -405,6 +405,12 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 			}
 		case model.MapWildcardDomain:
 			if key == ri.Host && strings.HasPrefix(key, "*.") && value == "1" {
+				return true
+			}
+		case model.MapForwardedHeaders:
+			// A policy other than the router default, for an HTTP-mode Route.
+			if key == ri.Backend && ri.Termination != string(routev1.TLSTerminationPassthrough) &&
+				slices.Contains(model.ForwardedPolicies(), value) && value != c.opts.ForwardedHeaders {
 				return true
 			}
 		}

@@ -63,6 +63,11 @@ const (
 	// MapWildcardDomain lists the "*.domain" keys that have at least one wildcard Route, so that
 	// frontends only do wildcard lookups where one can match.
 	MapWildcardDomain = "os_wildcard_domain.map"
+	// MapForwardedHeaders maps a backend to its forwarded-headers policy (replace, never or if-none)
+	// where that differs from the settings' default. The HTTP frontends apply the policy once for
+	// every Route, instead of a copy of the header rules in each backend (which cost HAProxy about
+	// 9 kB per backend), and a Route's policy changes at runtime with a map entry.
+	MapForwardedHeaders = "haroute_forwarded.map"
 	// CertList is the crt-list of the TLS-terminating frontends.
 	CertList = "cert_config.map"
 )

@@ -542,3 +542,51 @@ func TestComputeKeepsServerIDs(t *testing.T) {
 		t.Fatal("Compute changed desired")
 	}
 }
+
+// TestComputeForwardedPolicyAtRuntime: a Route's forwarded-headers policy is a map entry (the
+// frontends apply it), so setting, changing and removing it are map operations, not reloads; a new
+// Route with a non-default policy claims a spare, and its entry names the spare.
+func TestComputeForwardedPolicyAtRuntime(t *testing.T) {
+	in := baseInput(loadCerts(t))
+	applied := plan.WithPool(translate(t, in, testOptions(2)))
+	steps := []struct {
+		policy string
+		want   []plan.Op
+	}{
+		{"replace", []plan.Op{plan.AddMapEntry{Map: model.MapForwardedHeaders, Key: "be_http:app:plain", Value: "replace"}}},
+		{"never", []plan.Op{plan.SetMapEntry{Map: model.MapForwardedHeaders, Key: "be_http:app:plain", Value: "never"}}},
+		{"append", []plan.Op{plan.DelMapEntry{Map: model.MapForwardedHeaders, Key: "be_http:app:plain"}}}, // the default
+	}
+	cur := applied
+	for _, s := range steps {
+		d := translate(t, changeRoute(in, "app", "plain", withAnnotation(mapping.AnnotationForwardedHeaders, s.policy)), testOptions(2))
+		p := plan.Compute(cur, d)
+		if p.NeedsReload() || !reflect.DeepEqual(p.Ops, s.want) {
+			t.Fatalf("policy %s: reasons %v ops %v, want ops %v", s.policy, p.Structural, p.Ops, s.want)
+		}
+		if b := p.Next.Backend("be_http:app:plain"); b.ForwardedHeaders != s.policy {
+			t.Fatalf("policy %s: the applied backend says %q", s.policy, b.ForwardedHeaders)
+		}
+		cur = p.Next
+	}
+
+	fresh := newRoute("app", "fresh", "fresh.example.com", 30, withService("s-extra"),
+		withAnnotation(mapping.AnnotationForwardedHeaders, "if-none"))
+	p := plan.Compute(applied, translate(t, withRoute(in, fresh), testOptions(2)))
+	spare := routeInfo(p.Next, "app/fresh").Backend
+	if p.NeedsReload() || spare == "be_http:app:fresh" {
+		t.Fatalf("a new Route with a forwarded policy did not claim a spare: %v", p.Structural)
+	}
+	entries := p.Next.Map(model.MapForwardedHeaders).Entries
+	if len(entries) != 1 || entries[0] != (model.MapEntry{Key: spare, Value: "if-none"}) {
+		t.Fatalf("forwarded map %v, want the spare %s with if-none", entries, spare)
+	}
+	// Deleting the Route releases the spare with the default policy and removes the entry.
+	p2 := plan.Compute(p.Next, translate(t, in, testOptions(2)))
+	if p2.NeedsReload() || len(p2.Next.Map(model.MapForwardedHeaders).Entries) != 0 {
+		t.Fatalf("release: reasons %v, map %v", p2.Structural, p2.Next.Map(model.MapForwardedHeaders).Entries)
+	}
+	if b := p2.Next.Backend(spare); b.ForwardedHeaders != "append" || b.Route != "" {
+		t.Fatalf("released spare %+v", b)
+	}
+}

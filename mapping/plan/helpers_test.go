@@ -291,17 +291,17 @@ func opPhase(op plan.Op, next *model.Config, removedCert map[string]bool) int {
 		}
 		return 9
 	case plan.AddMapEntry:
-		if o.Map == model.MapHTTPRedirect {
+		if attributeMap(o.Map) {
 			return 5
 		}
 		return 6
 	case plan.SetMapEntry:
-		if o.Map == model.MapHTTPRedirect {
+		if attributeMap(o.Map) {
 			return 5
 		}
 		return 6
 	case plan.DelMapEntry:
-		if o.Map == model.MapHTTPRedirect {
+		if attributeMap(o.Map) {
 			return 8
 		}
 		return 7
@@ -354,4 +354,10 @@ func checkOrder(t testing.TB, ops []plan.Op, next *model.Config) {
 			lastBackend = b
 		}
 	}
+}
+
+// attributeMap reports whether a map holds how a backend's requests are handled (keyed by backend
+// name): its entries go in before the lookup maps' and out after them.
+func attributeMap(name string) bool {
+	return name == model.MapHTTPRedirect || name == model.MapForwardedHeaders
 }

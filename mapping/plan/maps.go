@@ -7,28 +7,36 @@ import (
 )
 
 // mapOps returns the map entry operations between two sets of map files (Diff step 4): adds holds
-// every AddMapEntry and SetMapEntry, os_route_http_redirect.map first and then the other maps in name
-// order; dels holds every DelMapEntry, the other maps in name order and os_route_http_redirect.map
-// last. Entries within a map go in key order. Both sides must have the same map files (a map file
-// only exists for HAProxy when the config refers to it).
+// every AddMapEntry and SetMapEntry, the backend attribute maps (os_route_http_redirect.map,
+// haroute_forwarded.map) first and then the other maps in name order; dels holds every DelMapEntry,
+// the other maps in name order and the attribute maps last. A backend's attributes are thus in place
+// before a lookup map sends requests to it, and stay until none does. Entries within a map go in key
+// order. Both sides must have the same map files (a map file only exists for HAProxy when the config
+// refers to it).
 func mapOps(from, to []model.MapFile) (adds, dels []Op, err error) {
 	if len(from) != len(to) {
 		return nil, nil, fmt.Errorf("%d map files, want %d: map files can only be added or removed by a reload", len(to), len(from))
 	}
-	var redirectAdds, redirectDels []Op
+	var attrAdds, attrDels []Op
 	for i := range to {
 		if from[i].Name != to[i].Name {
 			return nil, nil, fmt.Errorf("map file %q where %q runs: map files can only be added or removed by a reload", to[i].Name, from[i].Name)
 		}
-		if to[i].Name == model.MapHTTPRedirect {
-			redirectAdds, redirectDels = mapFileOps(&from[i], &to[i])
+		a, d := mapFileOps(&from[i], &to[i])
+		if isAttributeMap(to[i].Name) {
+			attrAdds, attrDels = append(attrAdds, a...), append(attrDels, d...)
 			continue
 		}
-		a, d := mapFileOps(&from[i], &to[i])
 		adds = append(adds, a...)
 		dels = append(dels, d...)
 	}
-	return append(redirectAdds, adds...), append(dels, redirectDels...), nil
+	return append(attrAdds, adds...), append(dels, attrDels...), nil
+}
+
+// isAttributeMap reports whether a map is keyed by backend name and holds how requests to that
+// backend are handled, rather than which backend serves them.
+func isAttributeMap(name string) bool {
+	return name == model.MapHTTPRedirect || name == model.MapForwardedHeaders
 }
 
 // mapFileOps returns the adds and sets, and the deletes, that turn one map file into another. Both

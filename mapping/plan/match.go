@@ -152,6 +152,7 @@ func matchBackends(applied, desired *model.Config) matching {
 		switch d := served[i]; {
 		case d != nil:
 			n.Route, n.Spare, n.Retired, n.TLS = d.Route, a.Spare || d.Spare, d.Retired, d.TLS
+			n.ForwardedHeaders = d.ForwardedHeaders
 			n.Servers = keepServerIDs(a.Servers, d.Servers)
 			if a.Name != d.Name {
 				m.rename[d.Name] = a.Name
@@ -161,8 +162,10 @@ func matchBackends(applied, desired *model.Config) matching {
 			// there (deletions HAProxy deferred while connections were attached) get removed again.
 			n.Servers = []model.Server{}
 		case a.Spare:
-			// A released spare: no TLS settings (a backend without servers needs no CA file).
+			// A released spare: no TLS settings (a backend without servers needs no CA file), and the
+			// free spare's forwarded-headers policy.
 			n.Route, n.TLS, n.Servers = "", nil, []model.Server{}
+			n.ForwardedHeaders = spareTemplate(&desired.Settings, a.Kind, a.Balance, a.Name).ForwardedHeaders
 		default:
 			n.Route, n.Retired, n.Servers = "", true, []model.Server{}
 			if a.Kind == model.KindReencrypt {

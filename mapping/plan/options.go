@@ -8,7 +8,8 @@ import (
 )
 
 // optionDiff returns the names of the backend options in which a and b differ: every Backend field
-// except Name, Route, Spare, Retired and Servers. A cookie name or key that equals the default of its
+// except Name, Route, Spare, Retired, Servers and ForwardedHeaders (a map entry carries the policy:
+// model.MapForwardedHeaders). A cookie name or key that equals the default of its
 // own backend's name (model.DefaultCookieName / DefaultCookieKey) counts as "default", so a default
 // cookie matches a default cookie under another backend name. TLS settings compare by value (the CA
 // file name). The result is empty when the options are the same.
@@ -28,7 +29,6 @@ func optionDiff(a, b *model.Backend) []string {
 	diff("checkInterval", a.CheckInterval != b.CheckInterval)
 	diff("allowlist", !slices.Equal(a.Allowlist, b.Allowlist))
 	diff("rateLimit", !equalPtr(a.RateLimit, b.RateLimit))
-	diff("forwardedHeaders", a.ForwardedHeaders != b.ForwardedHeaders)
 	diff("hsts", a.HSTS != b.HSTS)
 	diff("rewrite", !equalPtr(a.Rewrite, b.Rewrite))
 	diff("serverMaxConn", a.ServerMaxConn != b.ServerMaxConn)

@@ -146,6 +146,11 @@ func (f *fixture) model(t testing.TB) *model.Config {
 			{Name: model.FrontendNoSNI, Mode: model.ModeHTTP, Bind: "unix@run/haproxy-no-sni.sock"},
 		},
 		Maps: []model.MapFile{
+			{Name: model.MapForwardedHeaders, Entries: entries(
+				edge, "replace",
+				never, "never",
+				web, "if-none",
+			)},
 			{Name: model.MapEdgeReencrypt, Entries: entries(
 				"=edge.example.com/shop", edge,
 				"edge.example.com/shop/", edge,

@@ -63,6 +63,7 @@ func (f *funcs) funcMap() template.FuncMap {
 		"backendBlock":       f.backendBlock,
 		"checkInterval":      f.checkInterval,
 		"forwardedHeaders":   f.forwardedHeaders,
+		"forwardedDefault":   f.forwardedDefault,
 		"allowlistChunks":    allowlistChunks,
 		"rewriteRegexp":      rewriteRegexp,
 		"rewriteReplacement": rewriteReplacement,
@@ -242,6 +243,12 @@ func (f *funcs) forwardedHeaders(b model.Backend) string {
 		return f.data.Config.Settings.ForwardedHeaders
 	}
 	return "append"
+}
+
+// forwardedDefault returns the settings' forwarded-headers policy, else OpenShift's default "append":
+// the policy of every backend that model.MapForwardedHeaders does not name.
+func (f *funcs) forwardedDefault() string {
+	return f.forwardedHeaders(model.Backend{})
 }
 
 // serverLine returns the complete "server" line of s in backend b (without indentation). Every

@@ -9,7 +9,7 @@ import (
 )
 
 // mapFiles returns one file per model map plus an empty file for every standard map the model lacks
-// (the default configuration references all five, and HAProxy refuses to start on a missing map).
+// (the default configuration references all six, and HAProxy refuses to start on a missing map).
 // Each entry is one "key value" line, in the model's (sorted) order.
 func mapFiles(cfg *model.Config) []File {
 	have := map[string]bool{}

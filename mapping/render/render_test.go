@@ -66,7 +66,7 @@ func TestRenderFiles(t *testing.T) {
 	want := []string{
 		"conf/cert_config.map", "conf/default_pub_keys.pem", "conf/haproxy.cfg",
 		"conf/os_edge_reencrypt_be.map", "conf/os_http_be.map", "conf/os_route_http_redirect.map",
-		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map",
+		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map",
 		"router/cacerts/ns2:re.pem", "router/certs/ns1:edge.pem", "router/certs/ns1:wild.pem",
 	}
 	if len(paths) != len(want) {
@@ -149,7 +149,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		}
 	}
 	for _, m := range standardMaps {
-		if !strings.Contains(out, "("+testDir+"/conf/"+m+")") {
+		if !strings.Contains(out, "("+testDir+"/conf/"+m+")") && !strings.Contains(out, "("+testDir+"/conf/"+m+",") {
 			t.Errorf("config does not reference %s", m)
 		}
 	}
@@ -196,23 +196,13 @@ func TestRenderDefaultTemplate(t *testing.T) {
 			"  tcp-request content reject if { sc0_conn_cur gt 1000 }",
 			"  tcp-request content reject if { sc0_conn_rate gt 1000 }",
 			"  http-request deny if { sc0_http_req_rate gt 1000 }",
-			"  http-request del-header X-Forwarded-For", "  option forwardfor",
-			"  http-request set-header X-Forwarded-Proto %[var(txn.fwd_proto)]",
 			`  http-request replace-path '^/shop/?(.*)$' '/store%%41/\1'`,
 			"  http-response set-header Strict-Transport-Security max-age=31536000;includeSubDomains;preload if { ssl_fc }",
 			"  cookie edge_cookie insert indirect nocache httponly secure attr SameSite=Lax dynamic",
 			"  dynamic-cookie-key 0123456789abcdef",
 			"  server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 id 670168 weight 0 maxconn 100 check inter 2s disabled",
 		},
-		"backend be_http:ns1:web": {
-			"  option forwardfor if-none",
-			"  http-request set-header X-Forwarded-Host %[req.hdr(host)] if !{ req.hdr(X-Forwarded-Host) -m found }",
-		},
-		"backend be_http:ns1:wild": {
-			"  balance source", "  hash-type consistent", "  option forwardfor",
-			"  http-request add-header X-Forwarded-Host %[req.hdr(host)]",
-			`  http-request add-header Forwarded "for=\"[%[src]]\";host=\"%[req.hdr(host)]\";proto=%[var(txn.fwd_proto)]" if { src -m sub : }`,
-		},
+		"backend be_http:ns1:wild":  {"  balance source", "  hash-type consistent"},
 		"backend be_http:ns1:never": {`  http-request replace-path '^/n(.*)$' '/m\1'`},
 		"backend be_secure:ns2:re-default": {
 			"  server pod:rd-1:svc:https:127.0.0.9:2 127.0.0.9:2 id 734883 weight 256 check inter 5000ms ssl verify required ca-file /etc/haroute/default-ca.pem verifyhost svc.ns2.svc sni str(svc.ns2.svc)",
@@ -235,8 +225,21 @@ func TestRenderDefaultTemplate(t *testing.T) {
 	if n := strings.Count(section(t, out, "backend be_edge_http:ns1:edge"), "acl allowlist src "); n != 2 {
 		t.Errorf("edge: %d allowlist lines, want 2 (47 entries, 40 per line)", n)
 	}
-	if s := section(t, out, "backend be_http:ns1:never"); strings.Contains(s, "orward") {
-		t.Errorf("never policy sets forwarded headers:\n%s", s)
+	// The forwarded-headers policies are applied once, in the HTTP frontends, after the lookup and
+	// before use_backend; no backend carries header rules of its own.
+	for _, b := range cfg.Backends {
+		if s := section(t, out, "backend "+b.Name); strings.Contains(s, "orward") {
+			t.Errorf("backend %s sets forwarded headers itself:\n%s", b.Name, s)
+		}
+	}
+	for _, fe := range []string{"frontend public", "frontend fe_sni", "frontend fe_no_sni"} {
+		s := section(t, out, fe)
+		lookup := strings.Index(s, "  http-request set-var(txn.fwd) var(txn.be),map_str("+testDir+"/conf/haroute_forwarded.map,append)")
+		xff := strings.Index(s, "  http-request add-header X-Forwarded-For %[src] if fwd_append")
+		use := strings.Index(s, "  use_backend %[var(txn.be)]")
+		if lookup < 0 || xff < lookup || use < xff {
+			t.Errorf("%s: forwarded-headers rules missing or out of place (lookup %d, X-Forwarded-For %d, use_backend %d):\n%s", fe, lookup, xff, use, s)
+		}
 	}
 	for _, tcp := range []string{"backend be_tcp:ns3:pass", "backend be_tcp:ns3:pass6", "backend be_sni"} {
 		if s := section(t, out, tcp); strings.Contains(s, "http-") || strings.Contains(s, "forwardfor") {
