@@ -40,10 +40,15 @@ func (t *translator) buildBackend(a *admission) (model.Backend, []*rejection) {
 	}
 	serverWeight := serverWeights(weights, counts)
 
-	total := 0
-	for _, eps := range endpoints {
+	total, active := 0, 0
+	for i, eps := range endpoints {
 		total += len(eps)
+		if weights[i] > 0 {
+			active += len(eps)
+		}
 	}
+	// OpenShift health-checks the servers of a Route with more than one active endpoint.
+	check := active > 1
 	b.Servers = make([]model.Server, 0, total)
 	for i, ref := range a.services {
 		service := a.namespace + "/" + ref.name
@@ -53,13 +58,14 @@ func (t *translator) buildBackend(a *admission) (model.Backend, []*rejection) {
 		}
 		for _, e := range endpoints[i] {
 			b.Servers = append(b.Servers, model.Server{
-				Name:       e.name,
-				Addr:       e.addr.String(),
-				Port:       e.port,
-				Weight:     serverWeight[i],
-				State:      model.StateReady,
-				Service:    service,
-				VerifyHost: verifyHost,
+				Name:        e.name,
+				Addr:        e.addr.String(),
+				Port:        e.port,
+				Weight:      serverWeight[i],
+				State:       model.StateReady,
+				Service:     service,
+				VerifyHost:  verifyHost,
+				HealthCheck: check,
 			})
 		}
 	}

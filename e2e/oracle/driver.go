@@ -121,6 +121,15 @@ func (d *Driver) start(ctx context.Context, res StepResult, began time.Time) (St
 	d.Admin = socket.NewAdmin(d.HAProxy.AdminSocket, socket.Options{})
 	d.Master = socket.NewMaster(d.HAProxy.MasterSocket, socket.Options{})
 	d.Updater = inst
+	// `haroute run` syncs once HAProxy has started: that stops the checks HAProxy started but the
+	// state has off, and is no reload.
+	out, err := inst.Update(ctx, res.Desired)
+	if err != nil {
+		return res, fmt.Errorf("first sync: %w", err)
+	}
+	if out.Plan.NeedsReload() || out.Fallback != nil {
+		return res, fmt.Errorf("first sync after the start: reload %v, fallback %v", out.Plan.Structural, out.Fallback)
+	}
 	if err := d.setApplied(); err != nil {
 		return res, err
 	}

@@ -4,15 +4,20 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/observe"
 	"github.com/haroute/haroute/runtime/socket"
 )
+
+// freshStopChecksTimeout bounds stopping B's dormant checks.
+const freshStopChecksTimeout = 10 * time.Second
 
 // Fresh is HAProxy B of one step: started from the rendered files of plan.WithPool(desired), on
 // ports of its own, in a directory of its own. It is stopped when t's cleanups run (a Scope).
@@ -41,14 +46,21 @@ func StartFresh(t testing.TB, in mapping.Input, opts mapping.Options, defaultCer
 		return nil, fmt.Errorf("runtime paths of B: %w", err)
 	}
 	h := testbed.StartHAProxy(t, dir, files)
-	return &Fresh{
+	f := &Fresh{
 		HAProxy: h,
 		Desired: desired,
 		Config:  cfg,
 		Paths:   paths,
 		Admin:   socket.NewAdmin(h.AdminSocket, socket.Options{}),
 		Client:  testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, nil),
-	}, nil
+	}
+	// A reload is followed by stopping the checks of single-endpoint backends.
+	ctx, cancel := context.WithTimeout(context.Background(), freshStopChecksTimeout)
+	defer cancel()
+	if err := haproxy.StopDormantChecks(ctx, f.Admin, cfg, dir); err != nil {
+		return nil, fmt.Errorf("start B: %w", err)
+	}
+	return f, nil
 }
 
 // Observe returns B's live state.

@@ -53,7 +53,7 @@ func NewView(cfg *model.Config, skip map[string]bool) View {
 			if skip[ServerKey(b.Name, s.Name)] {
 				continue
 			}
-			servers = append(servers, fmt.Sprintf("%s %s:%d weight=%d %s", s.Name, s.Addr, s.Port, s.Weight, s.State))
+			servers = append(servers, fmt.Sprintf("%s %s:%d weight=%d %s checks=%v", s.Name, s.Addr, s.Port, s.Weight, s.State, s.HealthCheck))
 		}
 		if b.Route == "" {
 			if len(servers) > 0 {

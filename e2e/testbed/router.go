@@ -1,6 +1,7 @@
 package testbed
 
 import (
+	"context"
 	"crypto/x509"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
+	"github.com/haroute/haroute/runtime/socket"
 )
 
 // testMaxConnections replaces OpenShift's default of 50,000 connections, for which HAProxy needs a
@@ -87,6 +89,12 @@ func StartStaticHAProxy(t testing.TB, in mapping.Input, opts mapping.Options, de
 		}
 	})
 	r.HAProxy = StartHAProxy(t, dir, files)
+	// As after every start of `haroute run`: the checks of single-endpoint backends stop.
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := haproxy.StopDormantChecks(ctx, socket.NewAdmin(r.HAProxy.AdminSocket, socket.Options{}), first.State, dir); err != nil {
+		t.Fatalf("testbed: %v", err)
+	}
 	r.Client = NewClient(t, opts.HTTPPort, opts.HTTPSPort, roots)
 	return r
 }

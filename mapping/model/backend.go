@@ -156,4 +156,11 @@ type Server struct {
 	// VerifyHost, on reencrypt backends, is the name the server certificate must carry; it is also
 	// sent as SNI: "<service>.<namespace>.svc".
 	VerifyHost string `json:"verifyHost,omitempty" yaml:"verifyHost,omitempty"`
+	// HealthCheck says whether HAProxy health-checks the server. As in OpenShift, only the servers of
+	// a backend with more than one active endpoint (of a Service with a non-zero weight) are
+	// checked: a lone server is served whatever a check would say. Every server line configures
+	// the check anyway, so that it can be turned on (enable health) and off (disable health) at
+	// runtime; HAProxy starts every configured check, and haroute turns off the others right after
+	// each start (plan.DormantChecks).
+	HealthCheck bool `json:"healthCheck,omitempty" yaml:"healthCheck,omitempty"`
 }

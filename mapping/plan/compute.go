@@ -76,7 +76,8 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 		// safe way.
 		return Reload(desired, o, Reason{Kind: DiffRefused, Detail: err.Error()})
 	}
-	if o.ReloadEveryChange && len(ops) > 0 {
+	// Stopping the checks HAProxy started is part of every start, in reload mode too.
+	if o.ReloadEveryChange && len(ops) > 0 && !OnlyDormantChecks(ops) {
 		return Reload(desired, o, Reason{Kind: ReloadMode, Detail: fmt.Sprintf("%d runtime ops", len(ops))})
 	}
 	return Plan{Next: next, Ops: ops}

@@ -2,12 +2,14 @@ package plan_test
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	routev1 "github.com/openshift/api/route/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
@@ -588,5 +590,60 @@ func TestComputeForwardedPolicyAtRuntime(t *testing.T) {
 	}
 	if b := p2.Next.Backend(spare); b.ForwardedHeaders != "append" || b.Route != "" {
 		t.Fatalf("released spare %+v", b)
+	}
+}
+
+// TestComputeHealthChecksFollowActiveEndpoints: as in OpenShift, only a backend with more than one
+// active endpoint is health-checked. Growing from one endpoint to two turns the checks of the
+// server already there on (and the new server is added with them); shrinking back turns them off.
+// AsStarted and DormantChecks describe a start: every check runs until the lone servers' stop.
+func TestComputeHealthChecksFollowActiveEndpoints(t *testing.T) {
+	in := baseInput(loadCerts(t))
+	one := in
+	one.EndpointSlices = append([]*discoveryv1.EndpointSlice{newSlice("app", "s-plain", "127.0.1.1")}, in.EndpointSlices[1:]...)
+	applied := plan.WithPool(translate(t, one, testOptions(2)))
+	plain := applied.Backend("be_http:app:plain")
+	if len(plain.Servers) != 1 || plain.Servers[0].HealthCheck {
+		t.Fatalf("one endpoint: %+v, want one server without checks", plain.Servers)
+	}
+	if b := applied.Backend("be_edge_http:app:edge"); len(b.Servers) != 2 || !b.Servers[0].HealthCheck || !b.Servers[1].HealthCheck {
+		t.Fatalf("two endpoints: %+v, want both checked", b.Servers)
+	}
+	lone := plain.Servers[0].Name
+
+	grow := plan.Compute(applied, translate(t, in, testOptions(2)))
+	var enabled []string
+	for _, op := range grow.Ops {
+		if o, ok := op.(plan.EnableHealth); ok && o.Backend == plain.Name {
+			enabled = append(enabled, o.Server)
+		}
+	}
+	if grow.NeedsReload() || len(enabled) != 2 || !slices.Contains(enabled, lone) {
+		t.Fatalf("1 → 2 endpoints: reasons %v, checks turned on for %v, want both servers (%s kept)", grow.Structural, enabled, lone)
+	}
+	shrink := plan.Compute(grow.Next, translate(t, one, testOptions(2)))
+	want := plan.DisableHealth{Backend: plain.Name, Server: lone}
+	if shrink.NeedsReload() || !slices.Contains(shrink.Ops, plan.Op(want)) {
+		t.Fatalf("2 → 1 endpoints: reasons %v ops %v, want %v", shrink.Structural, shrink.Ops, want)
+	}
+
+	// A second Service with weight 0 adds servers but no active endpoint: still no checks.
+	zero := translate(t, changeRoute(one, "app", "plain", withAlternate("s-extra", 0)), testOptions(2))
+	for _, s := range zero.Backend("be_http:app:plain").Servers {
+		if s.HealthCheck {
+			t.Fatalf("a weight-0 alternate made %s checked", s.Name)
+		}
+	}
+
+	started := plan.AsStarted(applied)
+	if s := started.Backend(plain.Name).Servers[0]; !s.HealthCheck || applied.Backend(plain.Name).Servers[0].HealthCheck {
+		t.Fatal("AsStarted must check every server and leave its argument alone")
+	}
+	dormant := plan.DormantChecks(applied)
+	if p := plan.Compute(started, applied); p.NeedsReload() || !reflect.DeepEqual(p.Ops, dormant) || !plan.OnlyDormantChecks(dormant) {
+		t.Fatalf("after a start: ops %v, want DormantChecks %v", p.Ops, dormant)
+	}
+	if p := plan.ComputeWith(started, applied, plan.Options{ReloadEveryChange: true}); p.NeedsReload() {
+		t.Fatalf("reload mode reloads to stop the started checks: %v", p.Structural)
 	}
 }

@@ -27,8 +27,9 @@ import (
 //     AddCrtListEntry for new certificates, DelCrtListEntry + AddCrtListEntry for an existing
 //     certificate whose SNI filter or ALPN changed.
 //  3. Servers, backend by backend in name order, for backends that keep or gain a Route: adds
-//     (AddServer, EnableHealth, SetServerState unless the server stays in maint), then weight and
-//     state changes of kept servers, then removals (SetServerState maint, DelServer). Servers go in before any map entry
+//     (AddServer, EnableHealth when the server is health-checked, SetServerState unless the server
+//     stays in maint), then weight, state and health-check changes (EnableHealth, DisableHealth) of
+//     kept servers, then removals (SetServerState maint, DelServer). Servers go in before any map entry
 //     can point at them, and a backend loses servers only after it has its new ones.
 //  4. Map entries: every add and set across all maps, os_route_http_redirect.map first (a Route
 //     never serves plain HTTP before its redirect is in place); then every delete across all maps,

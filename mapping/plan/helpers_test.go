@@ -278,7 +278,7 @@ func opPhase(op plan.Op, next *model.Config, removedCert map[string]bool) int {
 		return 3
 	case plan.AddServer:
 		return 4
-	case plan.EnableHealth, plan.SetServerWeight:
+	case plan.EnableHealth, plan.DisableHealth, plan.SetServerWeight:
 		return 4
 	case plan.SetServerState:
 		if routed(o.Backend) {
@@ -346,6 +346,8 @@ func checkOrder(t testing.TB, ops []plan.Op, next *model.Config) {
 			case plan.SetServerWeight:
 				b = o.Backend
 			case plan.EnableHealth:
+				b = o.Backend
+			case plan.DisableHealth:
 				b = o.Backend
 			}
 			if b < lastBackend {

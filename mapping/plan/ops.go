@@ -40,8 +40,14 @@ type SetServerState struct {
 	State           model.ServerState
 }
 
-// EnableHealth starts the health checks of a server added at runtime.
+// EnableHealth starts the health checks of a server (model.Server.HealthCheck): one added at
+// runtime, or one whose backend gains a second active endpoint.
 type EnableHealth struct{ Backend, Server string }
+
+// DisableHealth stops the health checks of a server whose backend is left with one active endpoint,
+// or that HAProxy started with its configured check running (DormantChecks), and marks it up: a
+// server without checks takes traffic whatever the last check said, as after a fresh start.
+type DisableHealth struct{ Backend, Server string }
 
 // AddMapEntry adds a key that is not in the map.
 type AddMapEntry struct{ Map, Key, Value string }
@@ -88,6 +94,7 @@ func (DelServer) isOp()       {}
 func (SetServerWeight) isOp() {}
 func (SetServerState) isOp()  {}
 func (EnableHealth) isOp()    {}
+func (DisableHealth) isOp()   {}
 func (AddMapEntry) isOp()     {}
 func (SetMapEntry) isOp()     {}
 func (DelMapEntry) isOp()     {}
@@ -110,9 +117,12 @@ func (o SetServerState) String() string {
 	return fmt.Sprintf("set server %s/%s state %s", o.Backend, o.Server, o.State)
 }
 func (o EnableHealth) String() string { return fmt.Sprintf("enable health %s/%s", o.Backend, o.Server) }
-func (o AddMapEntry) String() string  { return fmt.Sprintf("add map %s %s %s", o.Map, o.Key, o.Value) }
-func (o SetMapEntry) String() string  { return fmt.Sprintf("set map %s %s %s", o.Map, o.Key, o.Value) }
-func (o DelMapEntry) String() string  { return fmt.Sprintf("del map %s %s", o.Map, o.Key) }
+func (o DisableHealth) String() string {
+	return fmt.Sprintf("disable health %s/%s", o.Backend, o.Server)
+}
+func (o AddMapEntry) String() string { return fmt.Sprintf("add map %s %s %s", o.Map, o.Key, o.Value) }
+func (o SetMapEntry) String() string { return fmt.Sprintf("set map %s %s %s", o.Map, o.Key, o.Value) }
+func (o DelMapEntry) String() string { return fmt.Sprintf("del map %s %s", o.Map, o.Key) }
 func (o ReplaceMap) String() string {
 	return fmt.Sprintf("replace map %s (%d entries)", o.Map, len(o.Entries))
 }

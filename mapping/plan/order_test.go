@@ -46,6 +46,8 @@ func isServerOf(backend string) func(plan.Op) bool {
 			return o.Backend == backend
 		case plan.EnableHealth:
 			return o.Backend == backend
+		case plan.DisableHealth:
+			return o.Backend == backend
 		}
 		return false
 	}

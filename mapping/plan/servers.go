@@ -80,9 +80,10 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 	opsBackend := *b
 	opsBackend.Servers = nil
 	add := func(s model.Server) {
-		adds = append(adds,
-			AddServer{Backend: opsBackend, Server: s},
-			EnableHealth{Backend: b.Name, Server: s.Name})
+		adds = append(adds, AddServer{Backend: opsBackend, Server: s})
+		if s.HealthCheck {
+			adds = append(adds, EnableHealth{Backend: b.Name, Server: s.Name})
+		}
 		if s.State != model.StateMaint {
 			readies = append(readies, SetServerState{Backend: b.Name, Server: s.Name, State: s.State})
 		}
@@ -111,6 +112,12 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 			if sa.State != sb.State {
 				changes = append(changes, SetServerState{Backend: b.Name, Server: sb.Name, State: sb.State})
 			}
+			switch {
+			case sb.HealthCheck && !sa.HealthCheck:
+				changes = append(changes, EnableHealth{Backend: b.Name, Server: sb.Name})
+			case sa.HealthCheck && !sb.HealthCheck:
+				changes = append(changes, DisableHealth{Backend: b.Name, Server: sb.Name})
+			}
 			continue
 		}
 		if j >= len(b.Servers) || (i < len(a.Servers) && a.Servers[i].Name < b.Servers[j].Name) {
@@ -126,4 +133,55 @@ func backendServerOps(a, b *model.Backend) (early, late []Op) {
 		return early, removals
 	}
 	return append(early, removals...), nil
+}
+
+// AsStarted returns cfg as HAProxy runs it right after loading its files: every server line
+// configures a check, and HAProxy starts every configured check, so every server is health-checked.
+// DormantChecks are the ops that turn that into cfg. cfg is not modified.
+func AsStarted(cfg *model.Config) *model.Config {
+	if cfg == nil {
+		return nil
+	}
+	out := *cfg
+	out.Backends = slices.Clone(cfg.Backends)
+	for i := range out.Backends {
+		b := &out.Backends[i]
+		if !slices.ContainsFunc(b.Servers, func(s model.Server) bool { return !s.HealthCheck }) {
+			continue
+		}
+		b.Servers = slices.Clone(b.Servers)
+		for j := range b.Servers {
+			b.Servers[j].HealthCheck = true
+		}
+	}
+	return &out
+}
+
+// DormantChecks returns the ops that stop the checks HAProxy started but cfg does not want (a
+// DisableHealth for every server without HealthCheck), in backend and server order: what follows
+// every start and reload from cfg's files.
+func DormantChecks(cfg *model.Config) []Op {
+	if cfg == nil {
+		return nil
+	}
+	var ops []Op
+	for _, b := range cfg.Backends {
+		for _, s := range b.Servers {
+			if !s.HealthCheck {
+				ops = append(ops, DisableHealth{Backend: b.Name, Server: s.Name})
+			}
+		}
+	}
+	return ops
+}
+
+// OnlyDormantChecks reports whether ops only stop checks (DisableHealth): what a start from files
+// needs anyway, so they leave nothing a restart from those files would lose.
+func OnlyDormantChecks(ops []Op) bool {
+	for _, op := range ops {
+		if _, ok := op.(DisableHealth); !ok {
+			return false
+		}
+	}
+	return len(ops) > 0
 }

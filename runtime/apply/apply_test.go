@@ -119,6 +119,7 @@ func TestOpCommands(t *testing.T) {
 		{plan.SetServerWeight{Backend: "b", Server: "s", Weight: 9}, []string{"set server b/s weight 9"}},
 		{plan.SetServerState{Backend: "b", Server: "s", State: model.StateDrain}, []string{"set server b/s state drain"}},
 		{plan.EnableHealth{Backend: "b", Server: "s"}, []string{"enable health b/s"}},
+		{plan.DisableHealth{Backend: "b", Server: "s"}, []string{"disable health b/s", "set server b/s health up"}},
 		// With a cookie, on 2.6: added on a placeholder port, then moved to its own (HAProxy
 		// computes the server's dynamic cookie on that change).
 		{plan.AddServer{Backend: withCookie(b), Server: s}, []string{"show info",

@@ -52,6 +52,8 @@ func OpName(op plan.Op) string {
 		return "set_server_state"
 	case plan.EnableHealth:
 		return "enable_health"
+	case plan.DisableHealth:
+		return "disable_health"
 	case plan.AddMapEntry:
 		return "add_map_entry"
 	case plan.SetMapEntry:
@@ -103,6 +105,12 @@ func (a *applier) apply(ctx context.Context, op plan.Op) error {
 		return socket.SetServerState(ctx, r, o.Backend, o.Server, string(o.State))
 	case plan.EnableHealth:
 		return socket.EnableHealth(ctx, r, o.Backend, o.Server)
+	case plan.DisableHealth:
+		if err := socket.DisableHealth(ctx, r, o.Backend, o.Server); err != nil {
+			return err
+		}
+		// Without checks the server takes traffic, whatever the last check said (as after a start).
+		return socket.SetServerHealth(ctx, r, o.Backend, o.Server, "up")
 	case plan.AddMapEntry:
 		m, err := a.mapPath(o.Map)
 		if err != nil {

@@ -250,7 +250,9 @@ func (i *Instance) runtime(ctx context.Context, files []render.File, mask []byte
 	res, err := apply.Apply(ctx, i.admin, next, paths, i.cfg.Dir, out.Plan.Ops)
 	release()
 	out.Result = res
-	if res.Applied > 0 || len(res.Deferred) > 0 || err != nil {
+	// Stopping the checks HAProxy started is part of any start from these files: it does not
+	// make HAProxy differ from them.
+	if (res.Applied > 0 || len(res.Deferred) > 0 || err != nil) && !plan.OnlyDormantChecks(out.Plan.Ops) {
 		i.touched = true
 	}
 	if err != nil {
@@ -296,9 +298,16 @@ func (i *Instance) reload(ctx context.Context, files []render.File, mask []byte,
 	i.touched = true
 	res, err := i.reloader.Reload(ctx, files)
 	if err == nil {
-		i.applied, i.appliedMask, i.unknown = next, mask, plan.Reason{Kind: plan.Initial}
+		i.applied, i.appliedMask, i.unknown = plan.AsStarted(next), mask, plan.Reason{Kind: plan.Initial}
 		out.Reloaded, i.lastReload = true, res.Duration
 		i.refreshProcs(ctx)
+		// The new worker runs every configured check; stop the ones next has off now. If that
+		// fails, the applied state says so and the next Update stops them.
+		if err := StopDormantChecks(ctx, i.admin, next, i.cfg.Dir); err != nil {
+			i.cfg.Log.Warn("the health checks of single-endpoint backends still run after the reload; the next sync stops them", "error", err)
+		} else {
+			i.applied = next
+		}
 		return nil
 	}
 	if errors.Is(err, reload.ErrInvalidConfig) || errors.Is(err, reload.ErrReloadFailed) {

@@ -96,7 +96,9 @@ func (i *Instance) Repair(ctx context.Context) (RepairOutcome, error) {
 	release := i.reloader.HoldOps()
 	out.Result, err = apply.Apply(ctx, i.admin, applied, paths, i.cfg.Dir, ops)
 	release()
-	i.touched = true
+	if !plan.OnlyDormantChecks(ops) {
+		i.touched = true
+	}
 	if err != nil {
 		var opErr *apply.OpError
 		if errors.As(err, &opErr) {
@@ -143,11 +145,13 @@ func (i *Instance) resync(out *RepairOutcome, detail string) {
 // Processes reported). When HAProxy was changed at runtime since its last start, those changes are
 // gone: the Instance forgets the applied state, the next Update reloads (Restart), and Restarted
 // returns true. Otherwise HAProxy runs the files on disk, which hold the applied state (written by
-// WriteInitial or through by an Update), and nothing is forgotten: a first start costs no reload.
+// WriteInitial or through by an Update), and nothing is forgotten: a first start costs no reload;
+// the checks HAProxy started are stopped again by the next Update (plan.AsStarted).
 func (i *Instance) Restarted(why string) bool {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if !i.touched {
+		i.applied = plan.AsStarted(i.applied)
 		return false
 	}
 	i.touched = false

@@ -8,6 +8,7 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/apply"
 	"github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -73,8 +74,27 @@ func (i *Instance) WriteInitial(desired *model.Config) (Initial, error) {
 	if err != nil {
 		return Initial{}, err
 	}
-	i.applied, i.appliedMask = first.State, mask
+	// HAProxy starts every configured check: the first Update stops the ones first.State has off.
+	i.applied, i.appliedMask = plan.AsStarted(first.State), mask
 	return first, nil
+}
+
+// StopDormantChecks stops, through r, the health checks HAProxy started from the files of state
+// but state has off (plan.DormantChecks): what follows every start and reload from those files.
+// dir is the HAProxy directory the files were rendered for.
+func StopDormantChecks(ctx context.Context, r socket.Runner, state *model.Config, dir string) error {
+	ops := plan.DormantChecks(state)
+	if len(ops) == 0 {
+		return nil
+	}
+	paths, err := render.PathsFor(state, dir)
+	if err != nil {
+		return fmt.Errorf("stop dormant checks: runtime paths: %w", err)
+	}
+	if _, err := apply.Apply(ctx, r, state, paths, dir, ops); err != nil {
+		return fmt.Errorf("stop dormant checks: %w", err)
+	}
+	return nil
 }
 
 // Adopt tells whether an HAProxy already answers on the master socket (sidecar mode, before

@@ -27,6 +27,9 @@ const (
 	ServerState DriftKind = "ServerState"
 	// ServerAddr: the server's address or port differs ("<addr>:<port>").
 	ServerAddr DriftKind = "ServerAddr"
+	// ServerHealthCheck: the server's health checks run where the applied state has them off, or
+	// the other way round ("on"/"off"): after a start, HAProxy runs every configured check.
+	ServerHealthCheck DriftKind = "ServerHealthCheck"
 	// ServerID: the server's id differs (someone re-added it by hand): it places the server on the
 	// consistent-hash ring, so the server is re-added with its own.
 	ServerID DriftKind = "ServerID"
@@ -85,6 +88,14 @@ func addrPort(s model.Server) string {
 	return s.Addr + ":" + strconv.Itoa(int(s.Port))
 }
 
+// onOff names a health-check setting.
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
 func compareBackends(want, got []model.Backend) []Drift {
 	servers := func(bs []model.Backend) map[string]map[string]model.Server {
 		out := map[string]map[string]model.Server{}
@@ -121,6 +132,9 @@ func compareBackends(want, got []model.Backend) []Drift {
 			}
 			if a.State != o.State {
 				out = append(out, Drift{Kind: ServerState, Subject: subject, Want: string(a.State), Got: string(o.State)})
+			}
+			if a.HealthCheck != o.HealthCheck {
+				out = append(out, Drift{Kind: ServerHealthCheck, Subject: subject, Want: onOff(a.HealthCheck), Got: onOff(o.HealthCheck)})
 			}
 		}
 	}

@@ -59,11 +59,12 @@ func TestObserveWithFakeRunner(t *testing.T) {
 		},
 		CAFiles: []model.CAFile{{Name: "ns:ca.pem", PEM: ca}, {Name: "ns:unused.pem", PEM: ca}},
 	}
+	applied.Backends[0].Servers[0].HealthCheck = true
 	r := fakeRunner{
 		"show backend": "# name\nbe_a\nbe_empty\nbe_tls\nopenshift_default\n",
 		"show servers state": stateHeader +
 			"3 be_a 1 s1 127.0.0.2 2 8 1 1 3 8 2 0 6 0 0 0 - 80 - 0 0 - - 0\n" +
-			"3 be_a 2 s0 127.0.0.9 2 1 4 1 3 8 2 0 6 0 0 0 - 81 - 0 0 - - 0\n" +
+			"3 be_a 2 s0 127.0.0.9 2 1 4 1 3 8 2 0 2 0 0 0 - 81 - 0 0 - - 0\n" +
 			"5 be_tls 7 t1 127.0.0.5 2 0 1 1 3 8 2 0 6 0 0 0 - 443 - 1 0 - - 0\n",
 		"show map /d/conf/os_http_be.map": "0x1 a.example.com/ be_a\n0x2 a.example.com/ be_x\n0x3 0.example.com/ be_a\n",
 		"show ssl crt-list /d/conf/cert_config.map": "# /d/conf/cert_config.map\n" +
@@ -81,10 +82,11 @@ func TestObserveWithFakeRunner(t *testing.T) {
 	// t1 was re-added by hand with another id.
 	t1 := applied.Backends[2].Servers[0]
 	t1.ID = 7
+	t1.HealthCheck = true // HAProxy runs its check (state 6), which the applied state has off
 	wantServers := [][]model.Server{
 		{
 			{Name: "s0", ID: 2, Addr: "127.0.0.9", Port: 81, Weight: 4, State: model.StateMaint},
-			{Name: "s1", ID: 1, Addr: "127.0.0.2", Port: 80, Weight: 1, State: model.StateDrain, Service: "ns/svc"},
+			{Name: "s1", ID: 1, Addr: "127.0.0.2", Port: 80, Weight: 1, State: model.StateDrain, Service: "ns/svc", HealthCheck: true},
 		},
 		nil,
 		{t1},
@@ -116,7 +118,7 @@ func TestObserveWithFakeRunner(t *testing.T) {
 	wantKinds := []string{
 		"CAFile ns:ca.pem", "CAFile ns:stray.pem", "CrtList ns:b.pem", "CrtList ns:x.pem",
 		"ExtraMapEntry os_http_be.map 0.example.com/", "ExtraMapEntry os_http_be.map a.example.com/",
-		"ExtraServer be_a/s0", "ServerID be_tls/t1", "ServerState be_a/s1",
+		"ExtraServer be_a/s0", "ServerHealthCheck be_tls/t1", "ServerID be_tls/t1", "ServerState be_a/s1",
 	}
 	if !reflect.DeepEqual(kinds, wantKinds) {
 		t.Errorf("drift %v\nwant %v", kinds, wantKinds)

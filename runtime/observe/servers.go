@@ -61,6 +61,9 @@ func observeServers(ctx context.Context, r socket.Runner, obs *model.Config) err
 			Port:   int32(s.Port),
 			Weight: int32(s.UserWeight),
 			State:  stateOf(s.AdminState),
+			// Every server haroute renders or adds configures a check: whether it runs is what
+			// the applied state says (model.Server.HealthCheck).
+			HealthCheck: s.CheckState&socket.CheckEnabled != 0,
 		})
 	}
 	for i := range obs.Backends {

@@ -17,10 +17,15 @@ type ServerState struct {
 	UserWeight  int
 	InitWeight  int
 	CheckStatus int
-	CheckState  int
+	CheckState  int // bitmask: 0x02 configured, 0x04 enabled (CheckEnabled), 0x08 paused by maintenance
 	Port        int
 	UseSSL      bool
 }
+
+// CheckEnabled is the bit of ServerState.CheckState that says the server's health checks run
+// (HAProxy's CHK_ST_ENABLED: set for a configured check at start and by enable health, cleared by
+// disable health).
+const CheckEnabled = 0x04
 
 // Proc is one process of `show proc` on the master CLI.
 type Proc struct {

@@ -132,6 +132,12 @@ func builders() []builder {
 			}},
 		{"EnableHealth", func(r Runner, a, b, _ string) error { return EnableHealth(ctx, r, a, b) },
 			func(a, b, _ string) []wantCommand { return []wantCommand{cmdOf("enable", "health", ref(a, b))} }},
+		{"DisableHealth", func(r Runner, a, b, _ string) error { return DisableHealth(ctx, r, a, b) },
+			func(a, b, _ string) []wantCommand { return []wantCommand{cmdOf("disable", "health", ref(a, b))} }},
+		{"SetServerHealth", func(r Runner, a, b, _ string) error { return SetServerHealth(ctx, r, a, b, "up") },
+			func(a, b, _ string) []wantCommand {
+				return []wantCommand{cmdOf("set", "server", ref(a, b), "health", "up")}
+			}},
 		{"SetServerPort", func(r Runner, a, b, c string) error { return SetServerPort(ctx, r, a, b, c, 1+len(c)) },
 			func(a, b, c string) []wantCommand {
 				return []wantCommand{cmdOf("set", "server", ref(a, b), "addr", c, "port", strconv.Itoa(1+len(c)))}
@@ -247,7 +253,7 @@ func FuzzCommandBuilders(f *testing.F) {
 			if b.name == "ReplaceMap" {
 				args[1] = "=www.example.com/api be_http:ns:api\nwww.example.com/api/ be_http:ns:api\n*.example.com 1"
 			}
-		case strings.Contains(b.name, "Server"), b.name == "EnableHealth":
+		case strings.Contains(b.name, "Server"), strings.HasSuffix(b.name, "Health"):
 			args = [3]string{backend, server, "10.0.0.1:8080 id 5 weight 1 check inter 5000ms"}
 			if b.name == "SetServerState" {
 				args[2] = "ready"

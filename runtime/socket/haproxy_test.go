@@ -181,6 +181,31 @@ func TestServersOnHAProxy(t *testing.T) {
 			}
 			wantErr(t, "enable health", socket.EnableHealth(ctx, r, "be_http", srv), nil)
 			wantErr(t, "enable health unknown", socket.EnableHealth(ctx, r, "be_http", "nope"), socket.ErrNotFound)
+			// Checks off again, and the server marked up whatever they said: as a server whose
+			// checks never ran.
+			wantErr(t, "disable health", socket.DisableHealth(ctx, r, "be_http", srv), nil)
+			if st, _ := serverState(t, r, "be_http", srv); st.CheckState&socket.CheckEnabled != 0 {
+				t.Errorf("after disable health: check state %#x, want the enabled bit (%#x) clear", st.CheckState, socket.CheckEnabled)
+			}
+			wantErr(t, "ready", socket.SetServerState(ctx, r, "be_http", srv, "ready"), nil)
+			for _, h := range []struct {
+				health string
+				op     int
+			}{{"down", 0}, {"up", 2}} {
+				wantErr(t, "set health "+h.health, socket.SetServerHealth(ctx, r, "be_http", srv, h.health), nil)
+				if st, _ := serverState(t, r, "be_http", srv); st.OpState != h.op {
+					t.Errorf("after set server health %s: operational state %d, want %d", h.health, st.OpState, h.op)
+				}
+			}
+			wantErr(t, "back to maint", socket.SetServerState(ctx, r, "be_http", srv, "maint"), nil)
+			if err := socket.SetServerHealth(ctx, r, "be_http", srv, "sideways"); !errors.Is(err, socket.ErrInvalid) {
+				t.Errorf("set health sideways: %v, want ErrInvalid", err)
+			}
+			wantErr(t, "disable health unknown", socket.DisableHealth(ctx, r, "be_http", "nope"), socket.ErrNotFound)
+			wantErr(t, "enable health again", socket.EnableHealth(ctx, r, "be_http", srv), nil)
+			if st, _ := serverState(t, r, "be_http", srv); st.CheckState&socket.CheckEnabled == 0 {
+				t.Errorf("after enable health: check state %#x, want the enabled bit (%#x) set", st.CheckState, socket.CheckEnabled)
+			}
 			wantErr(t, "add server without check", socket.AddServer(ctx, r, "be_http", srv+"-nc", dyn.Addr()), nil)
 			wantErr(t, "enable health without check", socket.EnableHealth(ctx, r, "be_http", srv+"-nc"), socket.ErrUnexpectedReply)
 			wantErr(t, "set port", socket.SetServerPort(ctx, r, "be_http", srv+"-nc", "127.0.0.3", dyn.Port+1), nil)

@@ -75,6 +75,8 @@ func TestTypedHelpers(t *testing.T) {
 		{"health", func(r Runner) error { return EnableHealth(ctx, r, "b", "s") }, "enable health b/s", "", nil},
 		{"health not configured", func(r Runner) error { return EnableHealth(ctx, r, "b", "s") }, "enable health b/s",
 			"Health check was not configured on this server, cannot enable.\n", ErrUnexpectedReply},
+		{"health off", func(r Runner) error { return DisableHealth(ctx, r, "b", "s") }, "disable health b/s", "", nil},
+		{"health up", func(r Runner) error { return SetServerHealth(ctx, r, "b", "s", "up") }, "set server b/s health up", "", nil},
 		{"port", func(r Runner) error { return SetServerPort(ctx, r, "b", "s", "10.0.0.1", 8) }, "set server b/s addr 10.0.0.1 port 8",
 			"no need to change the addr, port changed from '9' to '8' by 'stats socket command'\n", nil},
 		{"addr and port", func(r Runner) error { return SetServerPort(ctx, r, "b", "s", "fd00::1", 8) }, "set server b/s addr fd00::1 port 8",

@@ -112,6 +112,39 @@ func EnableHealth(ctx context.Context, r Runner, backend, server string) error {
 	return expect(ctx, r, cmd, "")
 }
 
+// DisableHealth sends `disable health <b>/<s>`: the server's checks stop, and its state stays what
+// the last one made it (see SetServerHealth).
+func DisableHealth(ctx context.Context, r Runner, backend, server string) error {
+	ref, err := serverRef(backend, server)
+	if err != nil {
+		return fmt.Errorf("disable health: %w", err)
+	}
+	cmd, err := line("disable", "health", ref)
+	if err != nil {
+		return err
+	}
+	return expect(ctx, r, cmd, "")
+}
+
+// SetServerHealth sends `set server <b>/<s> health <up|stopping|down>`, which sets the server's
+// operational state as a check result would (whether or not its checks run).
+func SetServerHealth(ctx context.Context, r Runner, backend, server, health string) error {
+	ref, err := serverRef(backend, server)
+	if err != nil {
+		return fmt.Errorf("set server health: %w", err)
+	}
+	switch health {
+	case "up", "stopping", "down":
+	default:
+		return fmt.Errorf("set server %s health %q: %w: want up, stopping or down", ref, health, ErrInvalid)
+	}
+	cmd, err := line("set", "server", ref, "health", health)
+	if err != nil {
+		return err
+	}
+	return expect(ctx, r, cmd, "")
+}
+
 // SetServerPort sends `set server <b>/<s> addr <addr> port <port>` for a server whose port changes
 // (its address may stay). HAProxy recomputes a dynamic cookie on an address or port change, for that
 // server alone; it answers "…port changed from '<old>' to '<port>' by 'stats socket command'"

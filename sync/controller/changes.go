@@ -61,6 +61,8 @@ func routeChanges(prev, next *model.Config, out haproxy.Outcome) map[string]bool
 			mark(o.Backend)
 		case plan.EnableHealth:
 			mark(o.Backend)
+		case plan.DisableHealth:
+			mark(o.Backend)
 		case plan.AddMapEntry:
 			mark(o.Value)
 		case plan.SetMapEntry:

@@ -21,9 +21,10 @@ import (
 // p = plan.Compute(applied, desired). It returns an error where HAProxy would refuse an op, and where
 // our use of HAProxy forbids one:
 //
-//   - AddServer adds the server in maint with the weight of its spec; the backend must exist and the
-//     server must not; a CA file it verifies with must be loaded. SetServerState, SetServerWeight and
-//     EnableHealth need the server; DelServer needs it in maint.
+//   - AddServer adds the server in maint with the weight of its spec and its checks off; the backend
+//     must exist and the server must not; a CA file it verifies with must be loaded. SetServerState,
+//     SetServerWeight, EnableHealth and DisableHealth need the server (and set its HealthCheck);
+//     DelServer needs it in maint.
 //   - AddMapEntry of an existing key is an error (haroute never adds duplicates, although HAProxy
 //     would); SetMapEntry and DelMapEntry need the key; every map op needs the map.
 //   - Certificates are kept as a store (name → PEM) and a crt-list (name → SNI filter and ALPN):
@@ -155,8 +156,17 @@ func (s *simState) apply(op plan.Op) error {
 		}
 		srv.State = o.State
 	case plan.EnableHealth:
-		_, err := s.existing(o.Backend, o.Server)
-		return err
+		srv, err := s.existing(o.Backend, o.Server)
+		if err != nil {
+			return err
+		}
+		srv.HealthCheck = true
+	case plan.DisableHealth:
+		srv, err := s.existing(o.Backend, o.Server)
+		if err != nil {
+			return err
+		}
+		srv.HealthCheck = false
 	case plan.AddMapEntry, plan.SetMapEntry, plan.DelMapEntry, plan.ReplaceMap:
 		return s.mapOp(op)
 	default:
@@ -191,6 +201,7 @@ func (s *simState) addServer(o plan.AddServer) error {
 		s.serverCA[b.Name+"/"+srv.Name] = ca
 	}
 	srv.State = model.StateMaint
+	srv.HealthCheck = false // a runtime server's checks stay off until enable health
 	i = sort.Search(len(b.Servers), func(i int) bool { return b.Servers[i].Name >= srv.Name })
 	b.Servers = slices.Insert(b.Servers, i, srv)
 	return nil

@@ -97,6 +97,8 @@ func TestSimulateApplies(t *testing.T) {
 		plan.EnableHealth{Backend: b.Name, Server: "s0"},
 		plan.SetServerState{Backend: b.Name, Server: "s0", State: model.StateReady},
 		plan.SetServerWeight{Backend: b.Name, Server: "s1", Weight: 9},
+		plan.EnableHealth{Backend: b.Name, Server: "s1"},
+		plan.DisableHealth{Backend: b.Name, Server: "s1"},
 		plan.DelServer{Backend: b.Name, Server: "s2"},
 		plan.AddMapEntry{Map: model.MapHTTP, Key: "0.example.com/", Value: b.Name},
 		plan.SetMapEntry{Map: model.MapHTTP, Key: "a.example.com/", Value: "be_x"},
@@ -111,7 +113,7 @@ func TestSimulateApplies(t *testing.T) {
 	}
 	want := simConfig()
 	want.Backends[0].Servers = []model.Server{
-		{Name: "s0", ID: 10, Addr: "10.0.0.5", Port: 80, Weight: 7, State: model.StateReady, Service: "ns/x"},
+		{Name: "s0", ID: 10, Addr: "10.0.0.5", Port: 80, Weight: 7, State: model.StateReady, Service: "ns/x", HealthCheck: true},
 		{Name: "s1", ID: 11, Addr: "10.0.0.1", Port: 80, Weight: 9, State: model.StateReady},
 	}
 	want.Backends[1].Servers = []model.Server{}
