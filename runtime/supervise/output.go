@@ -43,6 +43,13 @@ func noServer(line string) (string, bool) {
 	return name, true
 }
 
+// lowFDLimit tells HAProxy's alert that its file-descriptor limit is below what it reserves ("FD
+// limit (N) too low for maxconn=…/maxsock=…"). It is expected under the template's no strict-limits:
+// every server configures a check that reserves a descriptor, and most of them never run.
+func lowFDLimit(line string) bool {
+	return strings.Contains(line, "FD limit (") && strings.Contains(line, "too low for maxconn")
+}
+
 // classify returns the level of one line of HAProxy's output and attributes that name what it is
 // about: [ALERT] lines are errors and [WARNING] lines warnings, except the routine messages of a
 // reload (debug); [NOTICE] lines are debug; an alert that a backend has no server left is a warning
@@ -64,6 +71,8 @@ func classify(line string) (slog.Level, []any) {
 	switch {
 	case stoppedProxy(line):
 		return slog.LevelDebug, nil
+	case lowFDLimit(line):
+		return slog.LevelWarn, nil
 	case strings.Contains(line, "[ALERT]"):
 		return slog.LevelError, nil
 	case strings.Contains(line, "[WARNING]"):

@@ -21,6 +21,7 @@ func TestClassify(t *testing.T) {
 		{"[ALERT]    (1240) : backend 'be_http:_spare:random-03' has no server available!", slog.LevelWarn, []any{"backend", "be_http:_spare:random-03"}},
 		{"[WARNING]  (1240) : Server be_http:demo:web/pod:a is DOWN, reason: Layer4 connection problem.", slog.LevelWarn, nil},
 		{"[ALERT]    (1233) : config : parsing [haproxy.cfg:12] : unknown keyword 'bogus'.", slog.LevelError, nil},
+		{"[ALERT]    (2753) : [/usr/sbin/haproxy.main()] FD limit (20000) too low for maxconn=4750/maxsock=29544. Please raise 'ulimit-n' to 29544 or more to avoid any trouble.", slog.LevelWarn, nil},
 		{"something else", slog.LevelInfo, nil},
 	} {
 		level, attrs := classify(tc.line)

@@ -201,7 +201,7 @@ func (o output) log(wg *sync.WaitGroup, r io.Reader, log *slog.Logger) {
 
 func (o output) line(log *slog.Logger, line string) {
 	level, attrs := classify(line)
-	if strings.Contains(line, "[ALERT]") {
+	if strings.Contains(line, "[ALERT]") && !lowFDLimit(line) {
 		o.alerts.add(line)
 		if o.quiet[alertText(line)] {
 			level = slog.LevelDebug
