@@ -1,0 +1,108 @@
+//go:build e2e
+
+package bench
+
+import (
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/haroute/haroute/e2e/framework"
+)
+
+// The workload and settings of TestIdleMemory.
+const (
+	routesEnv        = "HAROUTE_BENCH_ROUTES"
+	endpointsEnv     = "HAROUTE_BENCH_ENDPOINTS"
+	defaultRoutes    = 100
+	defaultEndpoints = 1
+	// benchMaxConn is both routers' ROUTER_MAX_CONNECTIONS: HAProxy sizes its fd use from it, and
+	// this machine's fd hard limit is 20,000.
+	benchMaxConn = 4750
+	// benchReloadInterval is both routers' reload interval: OpenShift's default.
+	benchReloadInterval = 5 * time.Second
+	idlePause           = 10 * time.Second
+	// servedTimeout is the bound of the wait for a router to serve the workload: the stock router
+	// writes Route status through client-go's default rate limit (5 requests a second).
+	servedTimeoutBase     = 2 * time.Minute
+	servedTimeoutPerRoute = 300 * time.Millisecond
+	harouteName           = "haroute"
+)
+
+// TestIdleMemory measures what each router uses, alone and idle, for the same workload
+// ($HAROUTE_BENCH_ROUTES Routes, default 100, each to its own Service with $HAROUTE_BENCH_ENDPOINTS
+// endpoints, default 1): the stock router, then haroute, both with the same HAProxy, maxconn and
+// reload interval. Each is started once the objects exist, waited for until it serves them all, left
+// idle for 10s and measured; it logs one FIGURES line per router.
+func TestIdleMemory(t *testing.T) {
+	build := requireStock(t)
+	hb := HAProxy(t)
+	routes, endpoints := envInt(t, routesEnv, defaultRoutes), envInt(t, endpointsEnv, defaultEndpoints)
+	c, ns, pods := framework.Setup(t, "idle")
+	w := CreateWorkload(t, c, ns, pods, routes, endpoints)
+	env := []string{"ROUTER_MAX_CONNECTIONS=" + strconv.Itoa(benchMaxConn)}
+
+	t.Run("stock", func(t *testing.T) {
+		r := StartStockRouter(t, c, "", StockOptions{Build: build, HAProxy: hb, ReloadInterval: benchReloadInterval, Env: env})
+		served := WaitServed(t, c, w, r.Name, r.Client, servedTimeout(routes))
+		time.Sleep(idlePause)
+		m, err := Measure(r.PID(), r.HAProxyPIDs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The reload script's first run starts HAProxy; the later ones reload it.
+		logFigures(t, "stock", w, m, r.Started, served, r.Reloads()-1, hb)
+		r.Stop()
+	})
+	t.Run("haroute", func(t *testing.T) {
+		start := time.Now()
+		r := c.StartRouterArgs(t, []string{"--managed-haproxy=" + hb, "--reload-interval", benchReloadInterval.String()},
+			append(env, "ROUTER_NAME="+harouteName)...)
+		served := WaitServed(t, c, w, harouteName, r.Client, servedTimeout(routes))
+		time.Sleep(idlePause)
+		pid := r.Proc.Cmd.Process.Pid
+		pids, err := HAProxyDescendants(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Measure(pid, pids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logFigures(t, "haroute", w, m, start, served, r.Reloads(), hb)
+	})
+}
+
+// logFigures logs the FIGURES line of one router: the fields the comparison reads, then the PSS
+// figures, when traffic was first answered and when every Route was first admitted, reloads after
+// HAProxy's start, the HAProxy series and maxconn.
+func logFigures(t *testing.T, router string, w *Workload, m Memory, start time.Time, s Served, reloads int, haproxy string) {
+	t.Helper()
+	if len(m.HAProxyPIDs) == 0 {
+		t.Errorf("%s: no HAProxy process found", router)
+	}
+	since := func(at time.Time) time.Duration { return at.Sub(start).Round(time.Millisecond) }
+	t.Logf("FIGURES router=%s routes=%d endpoints=%d haproxy_procs=%d haproxy_rss_kB=%d router_rss_kB=%d start_to_served=%v "+
+		"haproxy_pss_kB=%d router_pss_kB=%d start_to_answered=%v start_to_admitted=%v reloads=%d haproxy=%s maxconn=%d",
+		router, w.Routes, w.Endpoints, len(m.HAProxyPIDs), m.HAProxyRSS, m.RouterRSS, since(s.Served()),
+		m.HAProxyPSS, m.RouterPSS, since(s.Answered), since(s.Admitted), reloads, haproxyLabel(haproxy), benchMaxConn)
+}
+
+func servedTimeout(routes int) time.Duration {
+	return servedTimeoutBase + time.Duration(routes)*servedTimeoutPerRoute
+}
+
+// envInt returns the positive integer in environment variable name, or def when it is unset.
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
