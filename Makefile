@@ -91,6 +91,24 @@ $(E2E_BINS): $(BIN)/%: $(E2E_TOOLS)/go.mod $(E2E_TOOLS)/go.sum $(E2E_TOOLS)/cmd/
 	@mkdir -p $(BIN)
 	cd $(E2E_TOOLS) && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(abspath $@) ./cmd/$*
 
+# The side-by-side benchmark against the stock OpenShift router (e2e/bench). The stock router is built
+# once from its pinned source (network, or STOCK_ROUTER_SRC=<checkout>) into BENCH_STOCK; its template
+# needs HAProxy 2.8+, so both routers run on 3.2. BENCH_ROUTES and BENCH_ENDPOINTS size the workload.
+BENCH_STOCK ?= $(BIN)/stock-router
+BENCH_ROUTES ?= 1000
+BENCH_ENDPOINTS ?= 1
+BENCH_TIMEOUT ?= 3h
+
+bench-stock: $(BENCH_STOCK)/openshift-router ## build the stock OpenShift router the benchmark compares with (tools/build-stock-router.sh)
+
+$(BENCH_STOCK)/openshift-router: tools/build-stock-router.sh
+	tools/build-stock-router.sh $(BENCH_STOCK)
+
+bench: haproxy-versions build iproute2 e2e-bin bench-stock ## haroute beside the stock router on one API server (as root; BENCH_ROUTES, BENCH_ENDPOINTS)
+	HAROUTE_BENCH_STOCK=$(abspath $(BENCH_STOCK)) HAROUTE_HAPROXY=$(abspath $(BIN))/haproxy-3.2 \
+		HAROUTE_BENCH_ROUTES=$(BENCH_ROUTES) HAROUTE_BENCH_ENDPOINTS=$(BENCH_ENDPOINTS) \
+		$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -v ./e2e/bench/
+
 # The HAProxy version matrix: bookworm's 2.6 runs everything above; each newer series runs the
 # integration tests and a shorter oracle walk, and 3.2 (OpenShift's default, the official image) the
 # cluster scenarios too.
@@ -98,7 +116,7 @@ MATRIX_PACKAGES := ./runtime/... ./mapping/render/ ./mapping/plan/ ./sync/contro
 MATRIX_ORACLE_STEPS ?= 100
 MATRIX_E2E_SERIES := 3.2
 
-.PHONY: matrix
+.PHONY: matrix bench bench-stock
 matrix: haproxy-versions build iproute2 e2e-bin ## integration tests and the oracle on HAProxy 3.0, 3.2 and 3.4; the cluster e2e scenarios on 3.2
 	@set -e; for v in $(HAPROXY_MATRIX); do \
 		bin=$(abspath $(BIN))/haproxy-$$v; \
