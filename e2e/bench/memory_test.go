@@ -13,7 +13,10 @@ import (
 
 // The workload and settings of TestIdleMemory.
 const (
-	routesEnv        = "HAROUTE_BENCH_ROUTES"
+	routesEnv = "HAROUTE_BENCH_ROUTES"
+	// admittedEnv set to 0 measures without waiting for every Route's status (start_to_admitted is
+	// then not measured).
+	admittedEnv      = "HAROUTE_BENCH_ADMITTED"
 	endpointsEnv     = "HAROUTE_BENCH_ENDPOINTS"
 	defaultRoutes    = 100
 	defaultEndpoints = 1
@@ -42,10 +45,11 @@ func TestIdleMemory(t *testing.T) {
 	c, ns, pods := framework.Setup(t, "idle")
 	w := CreateWorkload(t, c, ns, pods, routes, endpoints)
 	env := []string{"ROUTER_MAX_CONNECTIONS=" + strconv.Itoa(benchMaxConn)}
+	admitted := os.Getenv(admittedEnv) != "0"
 
 	t.Run("stock", func(t *testing.T) {
 		r := StartStockRouter(t, c, "", StockOptions{Build: build, HAProxy: hb, ReloadInterval: benchReloadInterval, Env: env})
-		served := WaitServed(t, c, w, r.Name, r.Client, servedTimeout(routes))
+		served := WaitServed(t, c, w, r.Name, r.Client, admitted, servedTimeout(routes))
 		time.Sleep(idlePause)
 		m, err := Measure(r.PID(), r.HAProxyPIDs())
 		if err != nil {
@@ -59,7 +63,7 @@ func TestIdleMemory(t *testing.T) {
 		start := time.Now()
 		r := c.StartRouterArgs(t, []string{"--managed-haproxy=" + hb, "--reload-interval", benchReloadInterval.String()},
 			append(env, "ROUTER_NAME="+harouteName)...)
-		served := WaitServed(t, c, w, harouteName, r.Client, servedTimeout(routes))
+		served := WaitServed(t, c, w, harouteName, r.Client, admitted, servedTimeout(routes))
 		time.Sleep(idlePause)
 		pid := r.Proc.Cmd.Process.Pid
 		pids, err := HAProxyDescendants(pid)
@@ -82,9 +86,14 @@ func logFigures(t *testing.T, router string, w *Workload, m Memory, start time.T
 	if len(m.HAProxyPIDs) == 0 {
 		t.Errorf("%s: no HAProxy process found", router)
 	}
-	since := func(at time.Time) time.Duration { return at.Sub(start).Round(time.Millisecond) }
-	t.Logf("FIGURES router=%s routes=%d endpoints=%d haproxy_procs=%d haproxy_rss_kB=%d router_rss_kB=%d start_to_served=%v "+
-		"haproxy_pss_kB=%d router_pss_kB=%d start_to_answered=%v start_to_admitted=%v reloads=%d haproxy=%s maxconn=%d",
+	since := func(at time.Time) string {
+		if at.IsZero() {
+			return "not-measured"
+		}
+		return at.Sub(start).Round(time.Millisecond).String()
+	}
+	t.Logf("FIGURES router=%s routes=%d endpoints=%d haproxy_procs=%d haproxy_rss_kB=%d router_rss_kB=%d start_to_served=%s "+
+		"haproxy_pss_kB=%d router_pss_kB=%d start_to_answered=%s start_to_admitted=%s reloads=%d haproxy=%s maxconn=%d",
 		router, w.Routes, w.Endpoints, len(m.HAProxyPIDs), m.HAProxyRSS, m.RouterRSS, since(s.Served()),
 		m.HAProxyPSS, m.RouterPSS, since(s.Answered), since(s.Admitted), reloads, haproxyLabel(haproxy), benchMaxConn)
 }
