@@ -25,8 +25,12 @@ const benchRoutes = 1000
 
 // benchInput returns benchRoutes Routes with two endpoints each, plus Route app/big whose Service has
 // bigEndpoints endpoints. Endpoint addresses are on 127.1.0.0/16 where nothing listens (health checks
-// fail fast on loopback); traffic is not part of these benchmarks.
-func benchInput(bigEndpoints int) mapping.Input {
+// fail fast on loopback; addresses repeat beyond 8,192 Routes); traffic is not part of these
+// benchmarks.
+func benchInput(bigEndpoints int) mapping.Input { return benchInputN(benchRoutes, bigEndpoints) }
+
+// benchInputN is benchInput with routes Routes besides app/big.
+func benchInputN(routes, bigEndpoints int) mapping.Input {
 	var in mapping.Input
 	add := func(ns, name string, eps int, base int) {
 		in.Routes = append(in.Routes, &routev1.Route{
@@ -46,8 +50,8 @@ func benchInput(bigEndpoints int) mapping.Input {
 		}
 		in.EndpointSlices = append(in.EndpointSlices, slice)
 	}
-	for i := range benchRoutes {
-		add("bench", fmt.Sprintf("r%04d", i), 2, i)
+	for i := range routes {
+		add("bench", fmt.Sprintf("r%05d", i), 2, i)
 	}
 	add("app", "big", bigEndpoints, 5000)
 	return in
@@ -77,18 +81,23 @@ func update(b *testing.B, u *haproxy.Instance, cfg *model.Config) haproxy.Outcom
 }
 
 // BenchmarkUpdateOneEndpoint is the time from a new desired state to HAProxy serving it when one
-// endpoint of one Route changes, with 1,000 other Routes: plan, render and write-through of every
-// file, and the runtime ops (add or delete one server). Translate is not included.
+// endpoint of one Route changes, with 1,000, 10,000 and 20,000 other Routes (how the cost of a small
+// change grows with the cluster): plan, render and write-through of every file, and the runtime ops
+// (add or delete one server). Translate is not included.
 func BenchmarkUpdateOneEndpoint(b *testing.B) {
-	u, opts, _ := benchUpdater(b, benchInput(3))
-	three, _ := mapping.Translate(benchInput(3), opts)
-	four, _ := mapping.Translate(benchInput(4), opts)
-	states := []*model.Config{four, three}
-	b.ResetTimer()
-	i := 0
-	for b.Loop() {
-		update(b, u, states[i%2])
-		i++
+	for _, routes := range []int{1000, 10000, 20000} {
+		b.Run(fmt.Sprintf("routes=%d", routes), func(b *testing.B) {
+			u, opts, _ := benchUpdater(b, benchInputN(routes, 3))
+			three, _ := mapping.Translate(benchInputN(routes, 3), opts)
+			four, _ := mapping.Translate(benchInputN(routes, 4), opts)
+			states := []*model.Config{four, three}
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				update(b, u, states[i%2])
+				i++
+			}
+		})
 	}
 }
 
