@@ -16,6 +16,38 @@ func (c *Config) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
+	errs = append(errs, c.ValidateSettings())
+	if !sort.SliceIsSorted(c.Maps, func(i, j int) bool { return c.Maps[i].Name < c.Maps[j].Name }) {
+		add("maps are not sorted by name")
+	}
+	for i := range c.Maps {
+		if i > 0 && c.Maps[i-1].Name == c.Maps[i].Name {
+			add("map %q: duplicate", c.Maps[i].Name)
+		}
+		errs = append(errs, c.Maps[i].Validate())
+	}
+	backends := map[string]bool{}
+	for i := range c.Backends {
+		b := &c.Backends[i]
+		if i > 0 && c.Backends[i-1].Name >= b.Name {
+			add("backends not sorted or duplicate at %q", b.Name)
+		}
+		backends[b.Name] = true
+		errs = append(errs, b.Validate())
+	}
+	errs = append(errs, ValidateCertificates(c.Certificates), ValidateCAFiles(c.CAFiles))
+	for _, r := range c.Routes {
+		if !backends[r.Backend] {
+			add("route %s/%s: backend %q does not exist", r.Namespace, r.Name, r.Backend)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateSettings checks the part of Validate that concerns the settings and the frontends.
+func (c *Config) ValidateSettings() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.Settings.HTTPPort < 0 || c.Settings.HTTPPort > 65535 || c.Settings.HTTPSPort < 0 || c.Settings.HTTPSPort > 65535 {
 		add("settings: ports must be in 0-65535")
 	}
@@ -32,37 +64,34 @@ func (c *Config) Validate() error {
 			add("frontend %q: invalid bind %q", f.Name, f.Bind)
 		}
 	}
-	if !sort.SliceIsSorted(c.Maps, func(i, j int) bool { return c.Maps[i].Name < c.Maps[j].Name }) {
-		add("maps are not sorted by name")
+	return errors.Join(errs...)
+}
+
+// Validate checks the part of Config.Validate that concerns one map file: its name and its
+// entries (no whitespace, sorted, unique keys).
+func (m *MapFile) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if !ValidFileName(m.Name) {
+		add("map %q: invalid file name", m.Name)
 	}
-	for i, m := range c.Maps {
-		if i > 0 && c.Maps[i-1].Name == m.Name {
-			add("map %q: duplicate", m.Name)
+	for j, e := range m.Entries {
+		if !ValidMapToken(e.Key) || !ValidMapToken(e.Value) {
+			add("map %q: entry %q %q: empty or contains whitespace", m.Name, e.Key, e.Value)
 		}
-		if !ValidFileName(m.Name) {
-			add("map %q: invalid file name", m.Name)
-		}
-		for j, e := range m.Entries {
-			if !ValidMapToken(e.Key) || !ValidMapToken(e.Value) {
-				add("map %q: entry %q %q: empty or contains whitespace", m.Name, e.Key, e.Value)
-			}
-			if j > 0 && m.Entries[j-1].Key >= e.Key {
-				add("map %q: entries not sorted or duplicate key at %q", m.Name, e.Key)
-			}
-		}
-	}
-	backends := map[string]bool{}
-	for i, b := range c.Backends {
-		if i > 0 && c.Backends[i-1].Name >= b.Name {
-			add("backends not sorted or duplicate at %q", b.Name)
-		}
-		backends[b.Name] = true
-		if err := b.validate(); err != nil {
-			errs = append(errs, err)
+		if j > 0 && m.Entries[j-1].Key >= e.Key {
+			add("map %q: entries not sorted or duplicate key at %q", m.Name, e.Key)
 		}
 	}
-	for i, crt := range c.Certificates {
-		if i > 0 && c.Certificates[i-1].Name >= crt.Name {
+	return errors.Join(errs...)
+}
+
+// ValidateCertificates checks the part of Config.Validate that concerns the certificates.
+func ValidateCertificates(certs []Certificate) error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for i, crt := range certs {
+		if i > 0 && certs[i-1].Name >= crt.Name {
 			add("certificates not sorted or duplicate at %q", crt.Name)
 		}
 		if !ValidFileName(crt.Name) {
@@ -77,23 +106,26 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	for i, ca := range c.CAFiles {
-		if i > 0 && c.CAFiles[i-1].Name >= ca.Name {
+	return errors.Join(errs...)
+}
+
+// ValidateCAFiles checks the part of Config.Validate that concerns the CA files.
+func ValidateCAFiles(cas []CAFile) error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	for i, ca := range cas {
+		if i > 0 && cas[i-1].Name >= ca.Name {
 			add("CA files not sorted or duplicate at %q", ca.Name)
 		}
 		if !ValidFileName(ca.Name) {
 			add("CA file %q: invalid file name", ca.Name)
 		}
 	}
-	for _, r := range c.Routes {
-		if !backends[r.Backend] {
-			add("route %s/%s: backend %q does not exist", r.Namespace, r.Name, r.Backend)
-		}
-	}
 	return errors.Join(errs...)
 }
 
-func (b *Backend) validate() error {
+// Validate checks the part of Config.Validate that concerns one backend and its servers.
+func (b *Backend) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("backend %q: "+format, append([]any{b.Name}, args...)...))
