@@ -76,6 +76,7 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 		// safe way.
 		return Reload(desired, o, Reason{Kind: DiffRefused, Detail: err.Error()})
 	}
+	next.Maps = keepUnchangedMaps(applied.Maps, next.Maps, ops)
 	// Stopping the checks HAProxy started is part of every start, in reload mode too.
 	if o.ReloadEveryChange && len(ops) > 0 && !OnlyDormantChecks(ops) {
 		return Reload(desired, o, Reason{Kind: ReloadMode, Detail: fmt.Sprintf("%d runtime ops", len(ops))})
@@ -208,6 +209,35 @@ func renameRoutes(routes []model.RouteInfo, rename map[string]string) []model.Ro
 			r.Backend = n
 		}
 		out[i] = r
+	}
+	return out
+}
+
+// keepUnchangedMaps returns next's map files with every map that no op changes replaced by the
+// applied one (the same entries, since Diff compares every entry): later stages that compare Next with
+// the applied state (render, the files written through) then find those maps identical at once.
+// Both lists have the same maps in the same order (Diff checked).
+func keepUnchangedMaps(applied, next []model.MapFile, ops []Op) []model.MapFile {
+	touched := map[string]bool{}
+	for _, op := range ops {
+		switch op := op.(type) {
+		case AddMapEntry:
+			touched[op.Map] = true
+		case SetMapEntry:
+			touched[op.Map] = true
+		case DelMapEntry:
+			touched[op.Map] = true
+		case ReplaceMap:
+			touched[op.Map] = true
+		}
+	}
+	out := make([]model.MapFile, len(next))
+	for i := range next {
+		if touched[next[i].Name] || i >= len(applied) || applied[i].Name != next[i].Name {
+			out[i] = next[i]
+		} else {
+			out[i] = applied[i]
+		}
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -52,16 +53,12 @@ type claimKey struct {
 // applied backend of the same name.
 func matchBackends(applied, desired *model.Config) matching {
 	m := matching{rename: map[string]string{}}
-	byName := make(map[string]int, len(applied.Backends))
+	byName := nameIndex(applied.Backends, desired.Backends)
 	claimed := map[claimKey]int{}
 	free := map[spareKey][]int{}
-	servedBy := map[string]string{} // Route → the applied backend that serves it
+	var servedBy map[string]string // Route → the applied backend that serves it; made when needed
 	for i := range applied.Backends {
 		a := &applied.Backends[i]
-		byName[a.Name] = i
-		if a.Route != "" {
-			servedBy[a.Route] = a.Name
-		}
 		switch {
 		case a.Spare && a.Route == "":
 			k := spareKey{a.Kind, a.Balance}
@@ -92,7 +89,8 @@ func matchBackends(applied, desired *model.Config) matching {
 	for j := range desired.Backends {
 		d := &desired.Backends[j]
 		if d.Spare || d.Retired || d.Route == "" {
-			i, ok := byName[d.Name]
+			i := byName[j]
+			ok := i >= 0
 			switch {
 			case !ok || used[i]:
 				m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name, Detail: "spare, retired or Route-less backend unknown to the applied state"})
@@ -104,7 +102,7 @@ func matchBackends(applied, desired *model.Config) matching {
 			continue
 		}
 		ai := -1
-		if i, ok := byName[d.Name]; ok && !used[i] {
+		if i := byName[j]; i >= 0 && !used[i] {
 			if a := &applied.Backends[i]; !a.Retired || idleFits(a, d, appliedCA, modelCA) {
 				ai = i
 			}
@@ -121,6 +119,14 @@ func matchBackends(applied, desired *model.Config) matching {
 			}
 			m.reasons = append(m.reasons, Reason{Kind: BackendOptionsChanged, Subject: d.Name, Detail: strings.Join(optionDiff(a, d), ", ")})
 			continue
+		}
+		if servedBy == nil {
+			servedBy = make(map[string]string, len(applied.Backends))
+			for i := range applied.Backends {
+				if a := &applied.Backends[i]; a.Route != "" {
+					servedBy[a.Route] = a.Name
+				}
+			}
 		}
 		if other, ok := servedBy[d.Route]; ok {
 			m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name,
@@ -151,9 +157,21 @@ func matchBackends(applied, desired *model.Config) matching {
 		n := *a // options as applied (equal to desired's where matched)
 		switch d := served[i]; {
 		case d != nil:
-			n.Route, n.Spare, n.Retired, n.TLS = d.Route, a.Spare || d.Spare, d.Retired, d.TLS
-			n.ForwardedHeaders = d.ForwardedHeaders
-			n.Servers = keepServerIDs(a.Servers, d.Servers)
+			// Fields equal to the applied ones keep the applied strings and pointers, so that later
+			// comparisons of Next with the applied state (render's block reuse) find them identical.
+			if n.Route != d.Route {
+				n.Route = d.Route
+			}
+			if !equalPtr(n.TLS, d.TLS) {
+				n.TLS = d.TLS
+			}
+			if n.ForwardedHeaders != d.ForwardedHeaders {
+				n.ForwardedHeaders = d.ForwardedHeaders
+			}
+			n.Spare, n.Retired = a.Spare || d.Spare, d.Retired
+			if !slices.Equal(a.Servers, d.Servers) {
+				n.Servers = keepServerIDs(a.Servers, d.Servers)
+			} // else n keeps a's slice, which lets Diff skip the backend's servers at once
 			if a.Name != d.Name {
 				m.rename[d.Name] = a.Name
 			}
@@ -178,4 +196,47 @@ func matchBackends(applied, desired *model.Config) matching {
 		m.next[i] = n
 	}
 	return m
+}
+
+// nameIndex returns, for each desired backend, the index of the applied backend of the same name
+// (-1 when there is none). Both lists are sorted by name (model.Config), so one merge walk finds them
+// without hashing every name; lists that are not sorted are indexed through a map instead.
+func nameIndex(applied, desired []model.Backend) []int {
+	out := make([]int, len(desired))
+	sorted := func(bs []model.Backend) bool {
+		for i := 1; i < len(bs); i++ {
+			if bs[i-1].Name >= bs[i].Name {
+				return false
+			}
+		}
+		return true
+	}
+	if !sorted(applied) || !sorted(desired) {
+		byName := make(map[string]int, len(applied))
+		for i := range applied {
+			if _, dup := byName[applied[i].Name]; !dup {
+				byName[applied[i].Name] = i
+			}
+		}
+		for j := range desired {
+			if i, ok := byName[desired[j].Name]; ok {
+				out[j] = i
+			} else {
+				out[j] = -1
+			}
+		}
+		return out
+	}
+	i := 0
+	for j := range desired {
+		for i < len(applied) && applied[i].Name < desired[j].Name {
+			i++
+		}
+		if i < len(applied) && applied[i].Name == desired[j].Name {
+			out[j] = i
+		} else {
+			out[j] = -1
+		}
+	}
+	return out
 }

@@ -13,7 +13,7 @@ import (
 // only after two names hashed to the same id; the next reload renders Translate's. desired is not
 // modified; it is returned as it is when nothing changes.
 func keepServerIDs(applied, desired []model.Server) []model.Server {
-	if len(applied) == 0 || len(desired) == 0 {
+	if len(applied) == 0 || len(desired) == 0 || sameIDs(applied, desired) {
 		return desired
 	}
 	appliedID := make(map[string]int32, len(applied))
@@ -54,6 +54,23 @@ func keepServerIDs(applied, desired []model.Server) []model.Server {
 	return out
 }
 
+// sameIDs reports whether every desired server is applied under its name with its id: then
+// keepServerIDs has nothing to change. It is the common case (a backend whose servers did not change,
+// or only lost some), checked by one walk over both lists, which are sorted by name.
+func sameIDs(applied, desired []model.Server) bool {
+	i := 0
+	for j := range desired {
+		for i < len(applied) && applied[i].Name < desired[j].Name {
+			i++
+		}
+		if i == len(applied) || applied[i].Name != desired[j].Name || applied[i].ID != desired[j].ID {
+			return false
+		}
+		i++
+	}
+	return true
+}
+
 // serversOps returns the server operations between two backend lists of the same names (Diff steps 3
 // and 5): early holds, backend by backend in name order, the adds (with their health checks), the
 // states of the new servers, weight and state changes, and the removals of backends that keep or gain
@@ -73,8 +90,8 @@ func serversOps(from, to []model.Backend) (early, late []Op) {
 // verified host changes under the same name is removed and added again (none of them can change at
 // runtime; the id only differs when someone re-added the server by hand).
 func backendServerOps(a, b *model.Backend) (early, late []Op) {
-	if len(a.Servers) == 0 && len(b.Servers) == 0 {
-		return nil, nil
+	if len(a.Servers) == len(b.Servers) && (len(a.Servers) == 0 || &a.Servers[0] == &b.Servers[0]) {
+		return nil, nil // no servers, or the very same ones (matchBackends keeps equal servers' slice)
 	}
 	var adds, readies, changes, removals []Op
 	opsBackend := *b
