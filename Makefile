@@ -78,7 +78,7 @@ unit: haproxy ## go vet and the tests of ./... (unit, and integration with the r
 
 render-example: build haproxy ## render examples/ into bin/example-haproxy and check it with haproxy -c
 	ROUTER_ALLOW_WILDCARD_ROUTES=true $(BIN)/haroute render --manifests examples --haproxy-dir $(EXAMPLE_DIR)
-	haproxy -c -f $(EXAMPLE_DIR)/conf/haproxy.cfg
+	haproxy -c -f $(EXAMPLE_DIR)/conf/haproxy.cfg -f $(EXAMPLE_DIR)/conf/backends
 
 .PHONY: e2e
 e2e: build haproxy iproute2 e2e-bin ## end-to-end scenarios against a real kube-apiserver (as root: network namespaces)

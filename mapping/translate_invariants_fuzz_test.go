@@ -105,6 +105,7 @@ type renderCheck struct {
 	opts   mapping.Options
 	cfg    *model.Config
 	files  map[string][]byte
+	config []byte                         // what HAProxy reads: render.Configuration
 	routes map[string]*routev1.Route      // input Routes by "ns/name"
 	infos  []model.RouteInfo              // admitted Routes
 	byName map[string]model.Backend       // model backends
@@ -118,6 +119,7 @@ func newRenderCheck(t fatalT, in mapping.Input, opts mapping.Options, cfg *model
 	for _, f := range files {
 		c.files[f.Path] = f.Data
 	}
+	c.config = render.Configuration(files)
 	for _, r := range in.Routes {
 		c.routes[r.Namespace+"/"+r.Name] = r
 	}
@@ -193,7 +195,8 @@ func (c *renderCheck) hostExplained(host string, r *routev1.Route) bool {
 }
 
 // checkFiles checks that the render is exactly the layout's files: the configuration, the crt-list,
-// the default certificate, the five maps, and one file per certificate and CA file of the model.
+// the default certificate, the five maps, one file per certificate and CA file of the model, the
+// default backend file and the backend file of every backend.
 func (c *renderCheck) checkFiles() {
 	t := c.t
 	t.Helper()
@@ -206,6 +209,10 @@ func (c *renderCheck) checkFiles() {
 	}
 	for _, ca := range c.cfg.CAFiles {
 		want[path.Join(fuzzCADir, ca.Name)] = true
+	}
+	want[render.DefaultBackendFile] = true
+	for _, b := range c.cfg.Backends {
+		want[render.ShardFile(b.Name)] = true
 	}
 	for p, data := range c.files {
 		if !want[p] || !filepath.IsLocal(p) || path.Clean(p) != p {
@@ -220,11 +227,11 @@ func (c *renderCheck) checkFiles() {
 	}
 }
 
-// checkConfigText reads haproxy.cfg line by line.
+// checkConfigText reads the configuration (haproxy.cfg and the backend files) line by line.
 func (c *renderCheck) checkConfigText(tl templateLines) {
 	t := c.t
 	t.Helper()
-	text := c.files[fuzzConfigFile]
+	text := c.config
 	for i, b := range text {
 		if (b < ' ' && b != '\n') || b >= 0x7f {
 			t.Fatalf("haproxy.cfg byte %d is %#x: only printable ASCII may be written", i, b)

@@ -115,13 +115,10 @@ func checkPodCommandLines(t *testing.T, spec corev1.PodSpec, doc string) {
 		t.Fatalf("haproxy %q -c: %v\n%s", args, err, out)
 	}
 	// The root filesystem is read-only: everything HAProxy opens by path lives on the volume.
-	cfg, err := os.ReadFile(filepath.Join(dir, "conf", "haproxy.cfg"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range regexp.MustCompile(`(?m)(?:^|\s)(/[^\s:,]+)`).FindAllStringSubmatch(string(cfg), -1) {
+	cfg := testbed.ReadConfig(t, dir)
+	for _, p := range regexp.MustCompile(`(?m)(?:^|\s)(/[^\s:,]+)`).FindAllStringSubmatch(cfg, -1) {
 		if !strings.HasPrefix(p[1], dir) && !strings.HasPrefix(p[1], "/_") {
-			t.Errorf("haproxy.cfg names %s, outside the shared volume", p[1])
+			t.Errorf("the configuration names %s, outside the shared volume", p[1])
 		}
 	}
 }

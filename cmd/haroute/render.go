@@ -50,8 +50,9 @@ func newRenderCommand(a *app) *cobra.Command {
 		Use:   "render --manifests DIR --haproxy-dir OUT",
 		Short: "Render the HAProxy configuration for a folder of manifests",
 		Long: "render reads Routes, Services, EndpointSlices, Namespaces and Secrets from the YAML and JSON files\n" +
-			"under DIR and writes OUT/conf/haproxy.cfg with its map files, crt-list and certificates. The files\n" +
-			"refer to each other by absolute paths, so `haproxy -c -f OUT/conf/haproxy.cfg` works as is.\n" +
+			"under DIR and writes OUT/conf/haproxy.cfg with the backend files of OUT/conf/backends, the map files,\n" +
+			"crt-list and certificates. The files refer to each other by absolute paths, so\n" +
+			"`haproxy -c -f OUT/conf/haproxy.cfg -f OUT/conf/backends` works as is.\n" +
 			"Settings come from OpenShift's environment variables (ROUTER_*); flags that are set override them.\n" +
 			"Rejected Routes are reported on stderr and do not fail the command.",
 		Args: cobra.NoArgs,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/render"
 )
 
 // examplesDir is the repository's examples folder.
@@ -220,7 +221,7 @@ func TestRenderedConfigPassesHAProxyCheck(t *testing.T) {
 	renderExamples(t, wildcardEnv, out)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-c", "-f", filepath.Join(out, "conf", "haproxy.cfg"))
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-c"}, render.ConfigArgs(out)...)...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s -c: %v\n%s", bin, err, b)
 	}
@@ -239,7 +240,7 @@ func TestRenderEqualsRunOnce(t *testing.T) {
 	out := t.TempDir()
 	r := renderExamples(t, wildcardEnv, out)
 	rendered := snapshot(t, out)
-	if !strings.Contains(r.stdout, " spare)") || bytes.Count(rendered["conf/haproxy.cfg"], []byte("\nbackend ")) < 80 {
+	if !strings.Contains(r.stdout, " spare)") || strings.Count(testbed.ReadConfig(t, out), "\nbackend ") < 80 {
 		t.Fatalf("render wrote no spare pool: %s", r.stdout)
 	}
 	res := runCLI(t, wildcardEnv, "run", "--once", "--manifests", examplesDir, "--haproxy-dir", out)

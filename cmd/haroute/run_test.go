@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/render"
 )
 
 // TestRunRefusesBadSettings checks the settings run refuses before it starts anything.
@@ -113,7 +114,7 @@ func TestRunOnceWritesFirstConfig(t *testing.T) {
 	if !strings.Contains(res.stderr, "routes=5 rejected=0") {
 		t.Errorf("log does not report 5 admitted Routes:\n%s", res.stderr)
 	}
-	if out, err := exec.Command(testbed.HAProxyBinary(), "-c", "-f", cfg).CombinedOutput(); err != nil {
+	if out, err := exec.Command(testbed.HAProxyBinary(), append([]string{"-c"}, render.ConfigArgs(out)...)...).CombinedOutput(); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(out, "run", "master.sock")); err == nil {

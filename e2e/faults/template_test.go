@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -118,10 +117,7 @@ func TestBrokenCustomTemplate(t *testing.T) {
 	}
 	<-r1.Proc.Done()
 	cfgPath := filepath.Join(b.dir, "conf", "haproxy.cfg")
-	good, err := os.ReadFile(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := testbed.ReadConfig(t, b.dir)
 	st := r1.ShowProc()
 	if len(st.Workers) == 0 {
 		t.Fatal("show proc lists no worker")
@@ -145,13 +141,9 @@ func TestBrokenCustomTemplate(t *testing.T) {
 			if st := r1.ShowProc(); st.Master.PID != master || len(st.Workers) == 0 || st.Workers[0].PID != worker {
 				problems = append(problems, fmt.Sprintf("HAProxy master %d, workers %+v; want master %d still served by worker %d", st.Master.PID, st.Workers, master, worker))
 			}
-			now, err := os.ReadFile(cfgPath)
-			switch {
-			case err != nil:
-				t.Fatal(err)
-			case !bytes.Equal(now, good):
+			if now := testbed.ReadConfig(t, b.dir); now != good {
 				cerr := testbed.CheckConfig(cfgPath)
-				problems = append(problems, fmt.Sprintf("haroute replaced the haproxy.cfg HAProxy runs (haproxy -c: %v)", cerr))
+				problems = append(problems, fmt.Sprintf("haroute replaced the configuration HAProxy runs (haproxy -c: %v)", cerr))
 			}
 			for _, p := range problems {
 				t.Error(p)

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/haroute/haroute/runtime/reload"
 )
 
 const (
@@ -268,12 +270,12 @@ func checkRunOnce(t *testing.T, tag, root string) {
 		}
 	}
 
-	cfg, err := os.ReadFile(filepath.Join(out, "conf", "haproxy.cfg"))
+	cfg, err := reload.ReadConfiguration(out)
 	if err != nil {
 		t.Fatalf("run --once wrote no configuration: %v", err)
 	}
 	if !bytes.Contains(cfg, []byte("be_http:demo:hello")) {
-		t.Errorf("conf/haproxy.cfg has no backend be_http:demo:hello for the example's Route")
+		t.Errorf("the configuration has no backend be_http:demo:hello for the example's Route")
 	}
 	// Every file run --once wrote is the image user's: the process ran as that user, not as root.
 	err = filepath.WalkDir(out, func(path string, _ fs.DirEntry, err error) error {

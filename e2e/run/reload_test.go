@@ -23,7 +23,7 @@ func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 	r.write("route.yaml", testbed.RouteYAML("web", "bal.e2e.test", "web", "haproxy.router.openshift.io/balance", "leastconn"))
 	r.WaitOneReload(before)
 	r.WaitAnswer("bal.e2e.test", "/", http.StatusOK, web.Name)
-	cfg := testbed.ReadFile(t, r.Dir+"/conf/haproxy.cfg")
+	cfg := testbed.ReadConfig(t, r.Dir)
 	if !containsLine(cfg, "balance leastconn") {
 		t.Errorf("the rendered config has no `balance leastconn` line")
 	}

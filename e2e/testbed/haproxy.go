@@ -16,6 +16,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed/haproxybin"
 	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/reload"
 )
 
 // HAProxyBinary returns the HAProxy executable the tests run: $HAROUTE_HAPROXY, or Debian bookworm's
@@ -117,10 +118,12 @@ func Start(t testing.TB, dir string) *HAProxy {
 			t.Fatalf("testbed: socket path %q is %d bytes, over the %d-byte limit of unix sockets: use a shorter directory (testbed.TempDir)", s, len(s), maxSocketLen)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "run"), runDirPerm); err != nil {
-		t.Fatalf("testbed: %v", err)
+	for _, d := range []string{"run", filepath.FromSlash(render.BackendsDir)} {
+		if err := os.MkdirAll(filepath.Join(dir, d), runDirPerm); err != nil {
+			t.Fatalf("testbed: %v", err)
+		}
 	}
-	h.cmd = exec.Command(HAProxyBinary(), "-W", "-db", "-S", h.MasterSocket, "-f", h.ConfigPath)
+	h.cmd = exec.Command(HAProxyBinary(), append([]string{"-W", "-db", "-S", h.MasterSocket}, render.ConfigArgs(dir)...)...)
 	h.cmd.Dir = dir
 	h.cmd.Stdout = h.output
 	h.cmd.Stderr = h.output
@@ -248,18 +251,28 @@ func (h *HAProxy) Check(cfgPath string) error {
 	return CheckConfig(cfgPath)
 }
 
-// CheckConfig runs `haproxy -c -f cfgPath` and returns an error carrying HAProxy's output when the
-// configuration is refused.
+// CheckConfig runs `haproxy -c -f cfgPath`, with `-f <dir>/backends` when cfgPath's directory has the
+// backend directory of a rendered configuration (render.ConfigArgs), and returns an error carrying
+// HAProxy's output when the configuration is refused.
 func CheckConfig(cfgPath string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, HAProxyBinary(), "-c", "-f", cfgPath)
+	args := []string{"-c", "-f", cfgPath}
+	if backends := filepath.Join(filepath.Dir(cfgPath), filepath.Base(render.BackendsDir)); isDir(backends) {
+		args = append(args, "-f", backends)
+	}
+	cmd := exec.CommandContext(ctx, HAProxyBinary(), args...)
 	cmd.Dir = filepath.Dir(cfgPath)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("haproxy -c -f %s: %w\n%s", cfgPath, err, out)
+		return fmt.Errorf("haproxy %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // socketCmd runs one non-interactive CLI exchange: HAProxy closes the connection after the reply.
@@ -288,4 +301,15 @@ func socketCmd(path, cmd string) (string, error) {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
+}
+
+// ReadConfig returns the configuration HAProxy loads from the HAProxy directory dir: haproxy.cfg and
+// the backend files (reload.ReadConfiguration), failing the test when it cannot be read.
+func ReadConfig(t testing.TB, dir string) string {
+	t.Helper()
+	b, err := reload.ReadConfiguration(dir)
+	if err != nil {
+		t.Fatalf("testbed: %v", err)
+	}
+	return string(b)
 }

@@ -37,7 +37,7 @@ func haproxyCheck(t *testing.T, cfg *model.Config, c testCerts) {
 		}
 	}
 	cfgPath := filepath.Join(dir, "conf", "haproxy.cfg")
-	out, err := exec.Command(haproxyBin, "-c", "-f", cfgPath).CombinedOutput()
+	out, err := exec.Command(haproxyBin, append([]string{"-c"}, render.ConfigArgs(dir)...)...).CombinedOutput()
 	if err != nil || bytes.Contains(out, []byte("[WARNING]")) || bytes.Contains(out, []byte("[ALERT]")) {
 		text, _ := os.ReadFile(cfgPath)
 		t.Fatalf("haproxy -c: %v\n%s\nconfig:\n%s", err, out, text)

@@ -21,7 +21,7 @@ func TestRenderAccessLog(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.model(t)
 	cfg.Settings.AccessLog = testAccessLog()
-	out := renderOK(t, cfg, defaultOpts(f, t))["conf/haproxy.cfg"]
+	out := renderConfig(t, cfg, defaultOpts(f, t))
 
 	for header, lines := range map[string][]string{
 		"global": {"  log [fd00::7]:5140 len 2048 local2 info", "  log-send-hostname", "  tune.http.cookielen 100"},
@@ -55,7 +55,7 @@ func TestRenderAccessLog(t *testing.T) {
 	// Without a custom format: httplog. A short prefix cookie: no tune.http.cookielen.
 	cfg.Settings.AccessLog.HTTPFormat = ""
 	cfg.Settings.AccessLog.CaptureCookie = model.CaptureCookie{Name: "sess", MaxLength: 63}
-	out = renderOK(t, cfg, defaultOpts(f, t))["conf/haproxy.cfg"]
+	out = renderConfig(t, cfg, defaultOpts(f, t))
 	if !hasLine(section(t, out, "defaults"), "  option httplog") || strings.Contains(out, "log-format") ||
 		strings.Contains(out, "cookielen") || !hasLine(section(t, out, "frontend public"), "  capture cookie sess len 63") {
 		t.Errorf("httplog, prefix cookie:\n%s", out)
@@ -65,7 +65,7 @@ func TestRenderAccessLog(t *testing.T) {
 // TestRenderWithoutAccessLog: the zero AccessLog (OpenShift's default) renders no line of it.
 func TestRenderWithoutAccessLog(t *testing.T) {
 	f := newFixture(t)
-	out := renderOK(t, f.model(t), defaultOpts(f, t))["conf/haproxy.cfg"]
+	out := renderConfig(t, f.model(t), defaultOpts(f, t))
 	for _, bad := range []string{"log ", "log-", "httplog", "tcplog", "dontlognull", "capture", "cookielen"} {
 		if strings.Contains(out, "\n  "+bad) {
 			t.Errorf("config without access log contains %q", bad)

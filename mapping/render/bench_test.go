@@ -39,11 +39,14 @@ func BenchmarkRender(b *testing.B) {
 			}
 		}
 	})
-	// With a BlockCache, one server weight changing per render (an endpoint update).
-	b.Run("cached", func(b *testing.B) {
-		cached := opts
-		cached.Cache = NewBlockCache()
-		if _, err := Render(cfg, cached); err != nil {
+	// With a Renderer kept across renders, one server weight changing per render (an endpoint
+	// update).
+	b.Run("incremental", func(b *testing.B) {
+		r, err := NewRenderer(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Render(cfg); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
@@ -53,7 +56,7 @@ func BenchmarkRender(b *testing.B) {
 			be.Servers = append([]model.Server(nil), be.Servers...)
 			be.Servers[0].Weight = int32(1 + i%256)
 			i++
-			if _, err := Render(cfg, cached); err != nil {
+			if _, err := r.Render(cfg); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -86,31 +86,13 @@ func checkQuotedPath(what, s string) error {
 	return nil
 }
 
-// checkConfig checks every model value that reaches haproxy.cfg, the crt-list or a file name, beyond
-// what model.Validate guarantees, so that no value can break or extend a line of the output.
-func checkConfig(cfg *model.Config) error {
-	var errs []error
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	add(checkSettings(&cfg.Settings))
+// checkGlobal checks the settings and the frontends beyond what model validation guarantees, so that
+// no value can break or extend a line of the output; checkBackend, checkCertificate and the Renderer's
+// CA file check do the same for the other parts, as they change.
+func checkGlobal(cfg *model.Config) error {
+	errs := []error{checkSettings(&cfg.Settings)}
 	for _, f := range cfg.Frontends {
-		add(checkWord(fmt.Sprintf("frontend %q: bind", f.Name), f.Bind))
-	}
-	caNames := make(map[string]bool, len(cfg.CAFiles))
-	for _, ca := range cfg.CAFiles {
-		caNames[ca.Name] = true
-		if strings.TrimSpace(ca.PEM) == "" {
-			add(fmt.Errorf("CA file %q: empty PEM", ca.Name))
-		}
-	}
-	for i := range cfg.Backends {
-		add(checkBackend(&cfg.Backends[i], caNames))
-	}
-	for _, c := range cfg.Certificates {
-		add(checkCertificate(&c))
+		errs = append(errs, checkWord(fmt.Sprintf("frontend %q: bind", f.Name), f.Bind))
 	}
 	return errors.Join(errs...)
 }

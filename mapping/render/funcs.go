@@ -24,20 +24,34 @@ type funcs struct {
 	env   func(string) string
 	certs map[string]bool
 	cas   map[string]bool
-	// tmpl is the template being executed (for backendBlock) and cache its optional block cache.
-	tmpl  *template.Template
-	cache *BlockCache
+	// tmpl is the template being executed (for backendBlock) and renderer the Renderer executing
+	// it, whose blocks backendBlock reuses.
+	tmpl     *template.Template
+	renderer *Renderer
+	// blockCalls counts the backendBlock calls of this execution.
+	blockCalls int
 }
 
 func newFuncs(data *Data, env func(string) string) *funcs {
-	f := &funcs{data: data, env: env, certs: map[string]bool{}, cas: map[string]bool{}}
+	certs, cas := map[string]bool{}, map[string]bool{}
 	for _, c := range data.Config.Certificates {
-		f.certs[c.Name] = true
+		certs[c.Name] = true
 	}
 	for _, c := range data.Config.CAFiles {
-		f.cas[c.Name] = true
+		cas[c.Name] = true
 	}
-	return f
+	return newFuncsFor(data, env, certs, cas)
+}
+
+// newFuncsFor is newFuncs with the sets of certificate and CA file names made already (read only).
+func newFuncsFor(data *Data, env func(string) string, certs, cas map[string]bool) *funcs {
+	if certs == nil {
+		certs = map[string]bool{}
+	}
+	if cas == nil {
+		cas = map[string]bool{}
+	}
+	return &funcs{data: data, env: env, certs: certs, cas: cas}
 }
 
 // funcMap returns the functions available to templates. The OpenShift-compatible ones keep the

@@ -63,10 +63,9 @@ func renderFixture(t *testing.T, f *fixture) string {
 // haproxyCheck runs haproxy -c and fails on an error, a warning or an alert.
 func haproxyCheck(t *testing.T, dir string) {
 	t.Helper()
-	cfgPath := filepath.Join(dir, "conf", "haproxy.cfg")
-	out, err := exec.Command(haproxyBin, "-c", "-f", cfgPath).CombinedOutput()
+	out, err := exec.Command(haproxyBin, append([]string{"-c"}, ConfigArgs(dir)...)...).CombinedOutput()
 	if err != nil {
-		cfgText, _ := os.ReadFile(cfgPath)
+		cfgText, _ := os.ReadFile(filepath.Join(dir, "conf", "haproxy.cfg"))
 		t.Fatalf("haproxy -c: %v\n%s\nconfig:\n%s", err, out, cfgText)
 	}
 	if bytes.Contains(out, []byte("[WARNING]")) || bytes.Contains(out, []byte("[ALERT]")) {
@@ -127,7 +126,7 @@ func (l *lockedBuffer) String() string {
 func startHAProxy(t *testing.T, dir string, port int) {
 	t.Helper()
 	var out lockedBuffer
-	cmd := exec.Command(haproxyBin, "-db", "-f", filepath.Join(dir, "conf", "haproxy.cfg"))
+	cmd := exec.Command(haproxyBin, append([]string{"-db"}, ConfigArgs(dir)...)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start haproxy: %v", err)

@@ -8,29 +8,22 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 )
 
-// mapFiles returns one file per model map plus an empty file for every standard map the model lacks
-// (the default configuration references all six, and HAProxy refuses to start on a missing map).
-// Each entry is one "key value" line, in the model's (sorted) order.
-func mapFiles(cfg *model.Config) []File {
-	have := map[string]bool{}
-	var files []File
-	for _, m := range cfg.Maps {
-		have[m.Name] = true
-		var b bytes.Buffer
-		for _, e := range m.Entries {
-			b.WriteString(e.Key)
-			b.WriteByte(' ')
-			b.WriteString(e.Value)
-			b.WriteByte('\n')
-		}
-		files = append(files, File{Path: path.Join(confDir, m.Name), Data: b.Bytes()})
+// mapFile returns the file of a model map: one "key value" line per entry, in the model's (sorted)
+// order. The Renderer adds an empty file for every standard map the model lacks (the default
+// configuration references all six, and HAProxy refuses to start on a missing map).
+func mapFile(m *model.MapFile) File {
+	var b bytes.Buffer
+	for _, e := range m.Entries {
+		b.WriteString(e.Key)
+		b.WriteByte(' ')
+		b.WriteString(e.Value)
+		b.WriteByte('\n')
 	}
-	for _, name := range standardMaps {
-		if !have[name] {
-			files = append(files, File{Path: path.Join(confDir, name), Data: []byte{}})
-		}
+	data := b.Bytes()
+	if data == nil {
+		data = []byte{}
 	}
-	return files
+	return File{Path: path.Join(confDir, m.Name), Data: data}
 }
 
 // crtList returns the crt-list of the TLS-terminating frontends: one CrtListLine per certificate.

@@ -2,7 +2,10 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"path"
+	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
 )
@@ -38,8 +41,13 @@ func MaskRuntime(config []byte, cfg *model.Config, dir string) ([]byte, error) {
 			owned[line] = struct{}{}
 		}
 	}
-	out := make([]byte, 0, len(config))
-	for rest := config; len(rest) > 0; {
+	return maskLines(config, owned), nil
+}
+
+// maskLines returns text without the lines that, trimmed, are in owned (never nil).
+func maskLines(text []byte, owned map[string]struct{}) []byte {
+	out := make([]byte, 0, len(text))
+	for rest := text; len(rest) > 0; {
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
 			line, rest = rest[:i+1], rest[i+1:]
@@ -51,5 +59,72 @@ func MaskRuntime(config []byte, cfg *model.Config, dir string) ([]byte, error) {
 		}
 		out = append(out, line...)
 	}
+	return out
+}
+
+// Masks returns the runtime mask (MaskRuntime) of every configuration file of the last Render, by
+// path: haproxy.cfg and, with the default template, the backend files. A file that did not change
+// since the Render before keeps its mask (the same slice), and only the blocks of changed backends
+// are masked again, so that comparing masks costs what changed.
+func (r *Renderer) Masks() (map[string][]byte, error) {
+	if r.last == nil {
+		return nil, errors.New("mask: nothing rendered")
+	}
+	mainPath := path.Join(confDir, configFile)
+	if r.mainMask == nil || !sameSlice(r.maskedFor, r.main) {
+		m, err := MaskRuntime(r.main, r.last, r.dir)
+		if err != nil {
+			return nil, err
+		}
+		r.mainMask, r.maskedFor = m, r.main
+	}
+	out := map[string][]byte{mainPath: r.mainMask}
+	if !r.sharded {
+		return out, nil
+	}
+	if r.defaultBackends != nil {
+		out[DefaultBackendFile] = r.defaultBackends // no server of the model
+	}
+	for i := range r.shards {
+		s := &r.shards[i]
+		if s.data == nil {
+			continue
+		}
+		if s.mask == nil {
+			var b bytes.Buffer
+			for _, blk := range s.members {
+				m, err := r.blockMask(blk)
+				if err != nil {
+					return nil, err
+				}
+				b.Write(m)
+			}
+			s.mask = b.Bytes()
+		}
+		out[shardPath(i)] = s.mask
+	}
 	return out, nil
+}
+
+// blockMask returns the text of a block without the lines of its backend's servers.
+func (r *Renderer) blockMask(blk *block) ([]byte, error) {
+	if blk.mask != nil {
+		return blk.mask, nil
+	}
+	owned := make(map[string]struct{}, len(blk.backend.Servers))
+	for _, s := range blk.backend.Servers {
+		line, err := r.lastFuncs.serverLine(blk.backend, s)
+		if err != nil {
+			return nil, fmt.Errorf("mask: backend %s: %w", blk.backend.Name, err)
+		}
+		owned[line] = struct{}{}
+	}
+	// Every line ends with a newline, the block's last one too, so that a block whose servers go
+	// (its last lines) masks the same as before.
+	text := blk.text
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	blk.mask = maskLines([]byte(text), owned)
+	return blk.mask, nil
 }

@@ -16,7 +16,7 @@ func TestMaskRuntime(t *testing.T) {
 	cfg := f.model(t)
 	mask := func(c *model.Config) string {
 		t.Helper()
-		text := renderOK(t, c, opts)["conf/haproxy.cfg"]
+		text := renderConfig(t, c, opts)
 		m, err := MaskRuntime([]byte(text), c, testDir)
 		if err != nil {
 			t.Fatal(err)
@@ -24,7 +24,7 @@ func TestMaskRuntime(t *testing.T) {
 		return string(m)
 	}
 	base := mask(cfg)
-	text := renderOK(t, cfg, opts)["conf/haproxy.cfg"]
+	text := renderConfig(t, cfg, opts)
 	servers := 0
 	for _, b := range cfg.Backends {
 		servers += len(b.Servers)

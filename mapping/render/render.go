@@ -28,8 +28,8 @@
 //	isUnixBind BIND               BIND starts with "unix@"
 //	serverAddress SERVER          "ip:port", IPv6 in brackets
 //	serverLine BACKEND SERVER     the complete server line (all options on it, no default-server)
-//	backendBlock BACKEND          the template's "backend" block executed for BACKEND; with
-//	                              Options.Cache, the text of an unchanged backend is reused
+//	backendBlock BACKEND          the template's "backend" block executed for BACKEND; a Renderer
+//	                              reuses the text of an unchanged backend
 //	checkInterval BACKEND         the backend's check interval, else the settings' default
 //	forwardedHeaders BACKEND      the backend's forwarded-headers policy, else the settings', else append
 //	allowlistChunks ADDRS         ADDRS in space-separated groups of at most 40 (one ACL line each)
@@ -52,7 +52,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"text/template"
 
@@ -79,12 +78,12 @@ type Options struct {
 	DefaultCertificatePEM []byte
 	// Env backs the `env` template function of custom templates; nil reads as empty.
 	Env func(string) string
-	// Cache, when set, keeps rendered backend blocks for the next Render with the same cache
-	// (see BlockCache); the files are the same with or without it.
-	Cache *BlockCache
 }
 
-// Render returns the files for cfg, sorted by Path.
+// Render returns the files for cfg, sorted by Path. With the default template, haproxy.cfg holds
+// the global settings, the frontends and the fixed backends, and the Routes' backends are in
+// BackendsDir (ConfigArgs); a custom template renders everything into haproxy.cfg. Render is a fresh
+// Renderer's first render, after a full validation of cfg.
 func Render(cfg *model.Config, opts Options) ([]File, error) {
 	if cfg == nil {
 		return nil, errors.New("render: no config")
@@ -92,57 +91,11 @@ func Render(cfg *model.Config, opts Options) ([]File, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("render: invalid model: %w", err)
 	}
-	dir, err := checkDir(opts.Dir)
+	r, err := NewRenderer(opts)
 	if err != nil {
-		return nil, fmt.Errorf("render: %w", err)
+		return nil, err
 	}
-	defaultCert, err := cleanDefaultCertificate(opts.DefaultCertificatePEM)
-	if err != nil {
-		return nil, fmt.Errorf("render: %w", err)
-	}
-	if err := checkConfig(cfg); err != nil {
-		return nil, fmt.Errorf("render: %w", err)
-	}
-	tmpl := opts.Template
-	if tmpl == nil {
-		if err := checkDefaultLayout(cfg); err != nil {
-			return nil, fmt.Errorf("render: %w", err)
-		}
-		if tmpl, err = ParseTemplate("haproxy.cfg.tmpl", defaultTemplateText); err != nil {
-			return nil, fmt.Errorf("render: default template: %w", err)
-		}
-	}
-	data, err := newData(cfg, dir)
-	if err != nil {
-		return nil, fmt.Errorf("render: %w", err)
-	}
-	if opts.Cache != nil {
-		opts.Cache.begin(newBlockContext(opts.Template, data))
-	}
-	config, err := tmpl.execute(data, opts.Env, opts.Cache)
-	if err != nil {
-		return nil, fmt.Errorf("render: %s: %w", configFile, err)
-	}
-
-	files := []File{
-		{Path: path.Join(confDir, configFile), Data: config},
-		{Path: path.Join(confDir, model.CertList), Data: crtList(cfg, data.Paths.CertDir)},
-		{Path: path.Join(confDir, path.Base(data.Paths.DefaultCertificate)), Data: defaultCert},
-	}
-	files = append(files, mapFiles(cfg)...)
-	for _, c := range cfg.Certificates {
-		files = append(files, File{Path: path.Join(certDir, c.Name), Data: withNewline(c.PEM)})
-	}
-	for _, c := range cfg.CAFiles {
-		files = append(files, File{Path: path.Join(caDir, c.Name), Data: withNewline(c.PEM)})
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	for i := 1; i < len(files); i++ {
-		if files[i].Path == files[i-1].Path {
-			return nil, fmt.Errorf("render: two files would be written to %s", files[i].Path)
-		}
-	}
-	return files, nil
+	return r.Render(cfg)
 }
 
 // Template is a parsed HAProxy config template.
@@ -157,33 +110,6 @@ func ParseTemplate(name, text string) (*Template, error) {
 		return nil, fmt.Errorf("parse template %s: %w", name, err)
 	}
 	return &Template{tmpl: t}, nil
-}
-
-// execute runs the template on data with functions bound to this rendering. The parsed template is
-// cloned, so one Template may be used by concurrent Renders.
-func (t *Template) execute(data *Data, env func(string) string, cache *BlockCache) ([]byte, error) {
-	if t == nil || t.tmpl == nil {
-		return nil, errors.New("template not parsed (use ParseTemplate)")
-	}
-	c, err := t.tmpl.Clone()
-	if err != nil {
-		return nil, fmt.Errorf("clone template: %w", err)
-	}
-	f := newFuncs(data, env)
-	f.tmpl = c
-	f.cache = cache
-	c.Funcs(f.funcMap())
-	var buf bytes.Buffer
-	if err := c.Execute(&buf, data); err != nil {
-		if cache != nil {
-			cache.reset()
-		}
-		return nil, err
-	}
-	if cache != nil {
-		cache.finish()
-	}
-	return buf.Bytes(), nil
 }
 
 // checkDir returns the cleaned HAProxy directory, or an error unless it is absolute and made of

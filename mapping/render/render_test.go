@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -28,6 +29,16 @@ func renderOK(t *testing.T, cfg *model.Config, opts Options) map[string]string {
 		out[f.Path] = string(f.Data)
 	}
 	return out
+}
+
+// renderConfig renders cfg and returns the configuration HAProxy reads (Configuration).
+func renderConfig(t *testing.T, cfg *model.Config, opts Options) string {
+	t.Helper()
+	files, err := Render(cfg, opts)
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	return string(Configuration(files))
 }
 
 func defaultOpts(f *fixture, t *testing.T) Options {
@@ -68,6 +79,12 @@ func TestRenderFiles(t *testing.T) {
 		"conf/os_edge_reencrypt_be.map", "conf/os_http_be.map", "conf/os_route_http_redirect.map",
 		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map",
 		"router/cacerts/ns2:re.pem", "router/certs/ns1:edge.pem", "router/certs/ns1:wild.pem",
+		DefaultBackendFile,
+	}
+	for _, b := range cfg.Backends {
+		if !slices.Contains(want, ShardFile(b.Name)) {
+			want = append(want, ShardFile(b.Name))
+		}
 	}
 	if len(paths) != len(want) {
 		t.Errorf("files %v, want %v", paths, want)
@@ -120,7 +137,7 @@ func TestRenderMissingStandardMapsAreEmpty(t *testing.T) {
 func TestRenderDefaultTemplate(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.model(t)
-	out := renderOK(t, cfg, defaultOpts(f, t))["conf/haproxy.cfg"]
+	out := renderConfig(t, cfg, defaultOpts(f, t))
 
 	global := section(t, out, "global")
 	for _, line := range []string{
@@ -249,14 +266,18 @@ func TestRenderDefaultTemplate(t *testing.T) {
 	if s := section(t, out, "backend openshift_default"); strings.Contains(s, "server ") {
 		t.Errorf("openshift_default has servers:\n%s", s)
 	}
-	// Backends appear in model order, after the fixed sections.
-	last := strings.Index(out, "\nbackend openshift_default\n")
+	// Every backend is in its backend file, once, after the fixed sections of haproxy.cfg.
+	files := renderOK(t, cfg, defaultOpts(f, t))
+	if strings.Contains(files["conf/haproxy.cfg"], "\nbackend openshift_default\n") {
+		t.Error("openshift_default is in haproxy.cfg, not in " + DefaultBackendFile)
+	}
 	for _, b := range cfg.Backends {
-		i := strings.Index(out, "\nbackend "+b.Name+"\n")
-		if i < last {
-			t.Errorf("backend %s out of order", b.Name)
+		if n := strings.Count(out, "\nbackend "+b.Name+"\n"); n != 1 {
+			t.Errorf("backend %s is in the configuration %d times", b.Name, n)
 		}
-		last = i
+		if !strings.Contains("\n"+files[ShardFile(b.Name)], "\nbackend "+b.Name+"\n") {
+			t.Errorf("backend %s is not in %s", b.Name, ShardFile(b.Name))
+		}
 	}
 }
 
@@ -265,7 +286,7 @@ func TestRenderOptionalSettingsOmitted(t *testing.T) {
 	cfg := f.model(t)
 	cfg.Settings.Threads, cfg.Settings.HardStopAfter, cfg.Settings.BufSize, cfg.Settings.MaxConnections = 0, "", 0, 0
 	cfg.Settings.Timeouts.Tunnel = ""
-	out := renderOK(t, cfg, defaultOpts(f, t))["conf/haproxy.cfg"]
+	out := renderConfig(t, cfg, defaultOpts(f, t))
 	for _, bad := range []string{"nbthread", "hard-stop-after", "tune.bufsize", "maxconn 2000", "timeout tunnel 1h"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("config contains %q although unset", bad)
@@ -374,7 +395,7 @@ func TestRenderCustomTemplate(t *testing.T) {
 		}
 		return ""
 	}
-	if got := renderOK(t, f.model(t), opts)["conf/haproxy.cfg"]; got != customWant {
+	if got := renderConfig(t, f.model(t), opts); got != customWant {
 		t.Errorf("custom template:\n%s\nwant\n%s", got, customWant)
 	}
 
@@ -467,7 +488,7 @@ func TestRenderRefusesBadOptions(t *testing.T) {
 	if _, err := Render(nil, defaultOpts(f, t)); err == nil {
 		t.Error("nil config: Render succeeded")
 	}
-	if files, err := Render(cfg, Options{Dir: "/srv/haproxy/", DefaultCertificatePEM: pem}); err != nil || !strings.Contains(string(files[2].Data), "stats socket /srv/haproxy/run/haproxy.sock ") {
+	if files, err := Render(cfg, Options{Dir: "/srv/haproxy/", DefaultCertificatePEM: pem}); err != nil || !strings.Contains(string(Configuration(files)), "stats socket /srv/haproxy/run/haproxy.sock ") {
 		t.Errorf("trailing slash in Dir: %v", err)
 	}
 }

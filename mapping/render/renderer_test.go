@@ -4,20 +4,60 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/haroute/haroute/mapping/model"
 )
 
-// TestBlockCacheGivesTheSameFiles walks a seeded series of changes (server weights, states,
-// additions and removals, backend options, backends added and removed, settings and CA files) and
-// checks after every step that rendering with a cache kept across steps gives byte-identical files to
-// rendering without one, and that unchanged backends are reused.
-func TestBlockCacheGivesTheSameFiles(t *testing.T) {
+// TestRendererGivesTheSameFiles walks a seeded series of changes (server weights, states, additions
+// and removals, backend options, backends added, retired and removed, settings) and checks after
+// every step that a Renderer kept across steps gives byte-identical files and masks to a fresh
+// render, and that every file whose content did not change keeps its Data (callers skip it by
+// identity).
+func TestRendererGivesTheSameFiles(t *testing.T) {
 	f := newFixture(t)
-	opts := defaultOpts(f, t)
+	t.Run("default template", func(t *testing.T) { rendererWalk(t, f, defaultOpts(f, t)) })
+	t.Run("custom copy of the default template", func(t *testing.T) {
+		// Its haproxy.cfg asks for no backend block either: its backends go to the backend files.
+		custom, err := ParseTemplate("copy", defaultTemplateText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := defaultOpts(f, t)
+		opts.Template = custom
+		rendererWalk(t, f, opts)
+		files, err := Render(f.model(t), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(files, func(f File) bool { return f.Path == DefaultBackendFile }) {
+			t.Error("a copy of the default template gets no backend files")
+		}
+	})
+	t.Run("custom template", func(t *testing.T) {
+		// The default template with its backends in haproxy.cfg, as a custom template renders them.
+		custom, err := ParseTemplate("custom", defaultTemplateText+
+			`{{ template "default-backends" }}{{ range $b := .Config.Backends }}{{ backendBlock $b }}{{ end }}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := defaultOpts(f, t)
+		opts.Template = custom
+		rendererWalk(t, f, opts)
+	})
+}
+
+func rendererWalk(t *testing.T, f *fixture, opts Options) {
 	cfg := f.model(t)
-	cache := NewBlockCache()
+	r, err := NewRenderer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev, err := r.Render(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(7, 11))
 	const steps = 200
 
@@ -74,6 +114,31 @@ func TestBlockCacheGivesTheSameFiles(t *testing.T) {
 			c.Settings.CheckInterval = fmt.Sprintf("%dms", 1000+rng.IntN(9000))
 			return true
 		}},
+		{"add backend", func(c *model.Config) bool {
+			b := c.Backends[rng.IntN(len(c.Backends))].Clone()
+			if b.Route == "" {
+				return false
+			}
+			b.Name = fmt.Sprintf("%s-%d", b.Name, rng.IntN(1000))
+			for _, o := range c.Backends {
+				if o.Name == b.Name {
+					return false
+				}
+			}
+			c.Backends = append(c.Backends, b)
+			sortBackends(c)
+			return true
+		}},
+		{"remove backend", func(c *model.Config) bool {
+			i := rng.IntN(len(c.Backends))
+			for _, r := range c.Routes {
+				if r.Backend == c.Backends[i].Name {
+					return false
+				}
+			}
+			c.Backends = append(c.Backends[:i:i], c.Backends[i+1:]...)
+			return true
+		}},
 		{"retire backend", func(c *model.Config) bool {
 			b := &c.Backends[rng.IntN(len(c.Backends))]
 			if b.Route == "" || b.Retired {
@@ -85,6 +150,7 @@ func TestBlockCacheGivesTheSameFiles(t *testing.T) {
 		}},
 	}
 
+	done, kept := 0, 0
 	for step := range steps {
 		next := cfg.Clone()
 		m := mutations[rng.IntN(len(mutations))]
@@ -96,44 +162,112 @@ func TestBlockCacheGivesTheSameFiles(t *testing.T) {
 		}
 		want, err := Render(next, opts)
 		if err != nil {
-			t.Fatalf("step %d (%s): Render without cache: %v", step, m.name, err)
+			t.Fatalf("step %d (%s): Render: %v", step, m.name, err)
 		}
-		cached := opts
-		cached.Cache = cache
-		got, err := Render(next, cached)
+		got, err := r.Render(next)
 		if err != nil {
-			t.Fatalf("step %d (%s): Render with cache: %v", step, m.name, err)
+			t.Fatalf("step %d (%s): Renderer: %v", step, m.name, err)
 		}
-		if len(got) != len(want) {
-			t.Fatalf("step %d (%s): %d files with cache, %d without", step, m.name, len(got), len(want))
+		sameFiles(t, fmt.Sprintf("step %d (%s)", step, m.name), got, want)
+		kept += keptIdentity(t, fmt.Sprintf("step %d (%s)", step, m.name), prev, got)
+		wantMasks := freshMasks(t, opts, next)
+		gotMasks, err := r.Masks()
+		if err != nil {
+			t.Fatalf("step %d (%s): Masks: %v", step, m.name, err)
 		}
-		for i := range want {
-			if got[i].Path != want[i].Path || !bytes.Equal(got[i].Data, want[i].Data) {
-				t.Fatalf("step %d (%s): %s differs with the cache", step, m.name, want[i].Path)
+		if len(gotMasks) != len(wantMasks) {
+			t.Fatalf("step %d (%s): %d masks, want %d", step, m.name, len(gotMasks), len(wantMasks))
+		}
+		for p, w := range wantMasks {
+			if !bytes.Equal(gotMasks[p], w) {
+				t.Fatalf("step %d (%s): mask of %s differs from a fresh render's", step, m.name, p)
 			}
 		}
-		cfg = next
+		cfg, prev = next, got
+		done++
 	}
-	if cache.Hits == 0 || cache.Misses == 0 {
-		t.Errorf("cache hits %d, misses %d: want both", cache.Hits, cache.Misses)
+	if done < steps/2 || kept == 0 {
+		t.Fatalf("%d steps done, %d unchanged files kept: the walk tests too little", done, kept)
 	}
-	t.Logf("%d steps: %d blocks reused, %d rendered", steps, cache.Hits, cache.Misses)
+	t.Logf("%d steps: %d unchanged files kept their data", done, kept)
 }
 
-// TestBlockCacheAfterFailure: after a Render that fails, the next Render with the same cache still
-// gives the files of a Render without one.
-func TestBlockCacheAfterFailure(t *testing.T) {
+// sameFiles fails unless got and want are the same files, byte for byte.
+func sameFiles(t *testing.T, what string, got, want []File) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d files, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Path != want[i].Path || !bytes.Equal(got[i].Data, want[i].Data) {
+			t.Fatalf("%s: %s differs from a fresh render's (got path %s)", what, want[i].Path, got[i].Path)
+		}
+	}
+}
+
+// keptIdentity fails when a file of next has the content it had in prev but not the same Data, and
+// returns how many non-empty files kept theirs.
+func keptIdentity(t *testing.T, what string, prev, next []File) int {
+	t.Helper()
+	old := map[string][]byte{}
+	for _, f := range prev {
+		old[f.Path] = f.Data
+	}
+	kept := 0
+	for _, f := range next {
+		o, ok := old[f.Path]
+		if !ok || !bytes.Equal(o, f.Data) || len(f.Data) == 0 {
+			continue
+		}
+		if &o[0] != &f.Data[0] {
+			t.Fatalf("%s: %s did not change but was made again", what, f.Path)
+		}
+		kept++
+	}
+	return kept
+}
+
+// freshMasks returns the masks of a fresh Renderer's render of cfg.
+func freshMasks(t *testing.T, opts Options, cfg *model.Config) map[string][]byte {
+	t.Helper()
+	r, err := NewRenderer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Render(cfg); err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Masks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func sortBackends(c *model.Config) {
+	for i := 1; i < len(c.Backends); i++ {
+		for j := i; j > 0 && c.Backends[j].Name < c.Backends[j-1].Name; j-- {
+			c.Backends[j], c.Backends[j-1] = c.Backends[j-1], c.Backends[j]
+		}
+	}
+}
+
+// TestRendererAfterFailure: after a render that fails, the next one still gives the files of a fresh
+// render.
+func TestRendererAfterFailure(t *testing.T) {
 	f := newFixture(t)
 	opts := defaultOpts(f, t)
 	cfg := f.model(t)
-	cached := opts
-	cached.Cache = NewBlockCache()
-	if _, err := Render(cfg, cached); err != nil {
+	r, err := NewRenderer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Render(cfg); err != nil {
 		t.Fatalf("Render: %v", err)
 	}
 	bad := cfg.Clone()
 	bad.Backends[0].Servers[0].State = "weird"
-	if _, err := Render(bad, cached); err == nil {
+	if _, err := r.Render(bad); err == nil {
 		t.Fatal("Render of a server state HAProxy cannot express: no error")
 	}
 	next := cfg.Clone()
@@ -142,15 +276,11 @@ func TestBlockCacheAfterFailure(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
-	got, err := Render(next, cached)
+	got, err := r.Render(next)
 	if err != nil {
-		t.Fatalf("Render with cache: %v", err)
+		t.Fatalf("Renderer: %v", err)
 	}
-	for i := range want {
-		if !bytes.Equal(got[i].Data, want[i].Data) {
-			t.Fatalf("%s differs with the cache after a failed Render", want[i].Path)
-		}
-	}
+	sameFiles(t, "after a failed render", got, want)
 }
 
 func sortServers(b *model.Backend) {

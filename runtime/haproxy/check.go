@@ -45,7 +45,7 @@ func (i *Instance) Check(ctx context.Context, desired *model.Config) ([]Refused,
 		}
 	}()
 	ro := i.cfg.Render
-	ro.Dir, ro.Cache = scratch, nil
+	ro.Dir = scratch
 	first := i.initialPlan(desired)
 	files, err := render.Render(first, ro)
 	if err != nil {
@@ -58,7 +58,7 @@ func (i *Instance) Check(ctx context.Context, desired *model.Config) ([]Refused,
 	if err := reload.WriteFiles(scratch, files); err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
-	err = reload.Check(ctx, i.cfg.Binary, filepath.Join(scratch, filepath.FromSlash(ConfigFile)))
+	err = reload.Check(ctx, i.cfg.Binary, scratch)
 	var refused *reload.CheckError
 	if errors.As(err, &refused) {
 		return blame(refused.Output, files, first), err

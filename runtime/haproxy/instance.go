@@ -35,9 +35,9 @@ const (
 type Config struct {
 	// Dir is the absolute HAProxy directory (conf/, router/, run/).
 	Dir string
-	// Render holds the template, the default certificate and env; its Dir and Cache are set by the
-	// Instance (which keeps a block cache, so that each update renders only the backends that
-	// changed).
+	// Render holds the template, the default certificate and env; its Dir is set by the Instance
+	// (which renders through a render.Renderer, so that each update renders and writes only the
+	// backends, maps and certificates that changed).
 	Render render.Options
 	// Binary checks every configuration before a reload (`haproxy -c`). Empty: no local binary (a
 	// sidecar next to HAProxy's own container); the master's reload is then the check, and a refused
@@ -72,7 +72,10 @@ type Instance struct {
 	admin    *socket.Admin
 	master   *socket.Master
 	reloader *reload.Reloader
-	cache    *render.BlockCache
+	// renderer renders every state (nil until the first render); writer writes runtime plans' files
+	// through, and learns the files reloads and starts wrote.
+	renderer *render.Renderer
+	writer   *reload.Writer
 	// demand is the spare pool's demand (AdaptivePool), made from the first desired state's settings.
 	demand *plan.Demand
 
@@ -80,8 +83,9 @@ type Instance struct {
 	// applied is the state HAProxy runs (nil: unknown, the next Update reloads with reason unknown).
 	applied *model.Config
 	unknown plan.Reason
-	// appliedMask is render.MaskRuntime of the haproxy.cfg written for applied (nil: unknown).
-	appliedMask []byte
+	// appliedMasks are the runtime masks (render.Renderer.Masks) of the configuration files written
+	// for applied, by path (nil: unknown).
+	appliedMasks map[string][]byte
 	// lastReload is how long the last reload took (render to confirmed worker).
 	lastReload time.Duration
 	// touched: HAProxy was changed at runtime (ops, a reload, or a failure) since its last (re)start,
@@ -113,7 +117,7 @@ func New(c Config) (*Instance, error) {
 		cfg:     c,
 		admin:   socket.NewAdmin(c.AdminSocket, socket.Options{}),
 		master:  socket.NewMaster(c.MasterSocket, socket.Options{}),
-		cache:   render.NewBlockCache(),
+		writer:  reload.NewWriter(c.Dir),
 		unknown: plan.Reason{Kind: plan.Initial},
 	}
 	i.reloader = reload.New(c.Binary, c.Dir, i.master)
@@ -121,7 +125,6 @@ func New(c Config) (*Instance, error) {
 	if c.ReloadTimeout > 0 {
 		i.reloader.WaitTimeout = c.ReloadTimeout
 	}
-	c.Render.Cache = i.cache
 	i.cfg.Render = c.Render
 	return i, nil
 }
@@ -207,13 +210,13 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 	opts := i.planOptions(desired, now, refill)
 	out := Outcome{Plan: plan.ComputeWith(i.applied, desired, opts)}
 	var files []render.File
-	var mask []byte
+	var masks map[string][]byte
 	if !out.Plan.NeedsReload() {
 		var err error
-		if files, mask, err = i.render(out.Plan.Next); err != nil {
+		if files, masks, err = i.render(out.Plan.Next); err != nil {
 			return out, err
 		}
-		if r, changed := templateChanged(i.appliedMask, mask); changed {
+		if r, changed := templateChanged(i.appliedMasks, masks); changed {
 			out.Plan = plan.Reload(desired, opts, r)
 		}
 	}
@@ -224,24 +227,24 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 			return out, nil
 		}
 		var err error
-		if files, mask, err = i.render(out.Plan.Next); err != nil {
+		if files, masks, err = i.render(out.Plan.Next); err != nil {
 			return out, err
 		}
-		return out, i.reload(ctx, files, mask, out.Plan.Next, &out)
+		return out, i.reload(ctx, files, masks, out.Plan.Next, &out)
 	}
-	return out, i.runtime(ctx, files, mask, now, &out)
+	return out, i.runtime(ctx, files, masks, now, &out)
 }
 
 // runtime writes the files of a runtime plan through and applies its ops; a failed op falls back
 // to a reload of those files.
-func (i *Instance) runtime(ctx context.Context, files []render.File, mask []byte, now time.Time, out *Outcome) error {
+func (i *Instance) runtime(ctx context.Context, files []render.File, masks map[string][]byte, now time.Time, out *Outcome) error {
 	next := out.Plan.Next
 	paths, err := render.PathsFor(next, i.cfg.Dir)
 	if err != nil {
 		return fmt.Errorf("runtime paths: %w", err)
 	}
 	release := i.reloader.HoldOps()
-	if err := reload.WriteFiles(i.cfg.Dir, files); err != nil {
+	if err := i.writer.Write(files); err != nil {
 		release()
 		// Some files may be new already: a later reload must rewrite them all.
 		i.forget(plan.Reason{Kind: plan.Initial, Detail: "the files could not be written: " + err.Error()})
@@ -262,7 +265,7 @@ func (i *Instance) runtime(ctx context.Context, files []render.File, mask []byte
 			out.FailedOp = apply.OpName(opErr.Op)
 		}
 		out.Reason = plan.Reason{Kind: plan.RuntimeFallback, Detail: err.Error()}
-		return i.reload(ctx, files, mask, next, out)
+		return i.reload(ctx, files, masks, next, out)
 	}
 	// HAProxy took every op of these files: a failed reload later puts them back, not newer ones.
 	i.reloader.Accepted(files)
@@ -273,32 +276,44 @@ func (i *Instance) runtime(ctx context.Context, files []render.File, mask []byte
 		out.PoolLow = i.lowPools(next, now)
 	}
 	i.applied = withDeferred(next, i.applied, res.Deferred)
-	i.appliedMask = mask
+	i.appliedMasks = masks
 	return nil
 }
 
-// render renders next with the Instance's options and masks its haproxy.cfg (render.MaskRuntime).
-func (i *Instance) render(next *model.Config) ([]render.File, []byte, error) {
-	files, err := render.Render(next, i.cfg.Render)
-	if err != nil {
-		return nil, nil, fmt.Errorf("render: %w", err)
+// render renders next through the Instance's Renderer and returns its files and their runtime masks.
+func (i *Instance) render(next *model.Config) ([]render.File, map[string][]byte, error) {
+	if i.renderer == nil {
+		r, err := render.NewRenderer(i.cfg.Render)
+		if err != nil {
+			return nil, nil, err
+		}
+		i.renderer = r
 	}
-	mask, err := maskOf(files, next, i.cfg.Dir)
+	files, err := i.renderer.Render(next)
 	if err != nil {
 		return nil, nil, err
 	}
-	return files, mask, nil
+	masks, err := i.renderer.Masks()
+	if err != nil {
+		return nil, nil, fmt.Errorf("render: %w", err)
+	}
+	return files, masks, nil
 }
 
 // reload installs files with a validated reload. On success HAProxy runs next exactly (a reload drops
 // runtime leftovers such as deferred servers). A refused config or a failed reload leaves the old
 // worker serving the last good files; after a fallback, or when the outcome is unknown, the applied
 // state is unknown.
-func (i *Instance) reload(ctx context.Context, files []render.File, mask []byte, next *model.Config, out *Outcome) error {
+func (i *Instance) reload(ctx context.Context, files []render.File, masks map[string][]byte, next *model.Config, out *Outcome) error {
 	i.touched = true
 	res, err := i.reloader.Reload(ctx, files)
 	if err == nil {
-		i.applied, i.appliedMask, i.unknown = plan.AsStarted(next), mask, plan.Reason{Kind: plan.Initial}
+		i.writer.Known(files)
+	} else {
+		i.writer.Forget() // the last good files may be back, or anything in between
+	}
+	if err == nil {
+		i.applied, i.appliedMasks, i.unknown = plan.AsStarted(next), masks, plan.Reason{Kind: plan.Initial}
 		out.Reloaded, i.lastReload = true, res.Duration
 		i.refreshProcs(ctx)
 		// The new worker runs every configured check; stop the ones next has off now. If that
@@ -328,5 +343,5 @@ func (i *Instance) reload(ctx context.Context, files []render.File, mask []byte,
 
 // forget declares HAProxy's state unknown for reason r: the next Update reloads, labelled r.
 func (i *Instance) forget(r plan.Reason) {
-	i.applied, i.appliedMask, i.unknown = nil, nil, r
+	i.applied, i.appliedMasks, i.unknown = nil, nil, r
 }

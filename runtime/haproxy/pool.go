@@ -3,6 +3,7 @@ package haproxy
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -77,11 +78,32 @@ func withDeferred(next, prev *model.Config, deferred []plan.DelServer) *model.Co
 // maxMaskQuote bounds each line quoted in a TemplateChanged detail.
 const maxMaskQuote = 120
 
-// templateChanged compares the masked haproxy.cfg of the applied state with the one of a runtime
-// plan's Next (render.MaskRuntime): a difference is a TemplateChanged reason naming the first line
-// that differs. Without an applied mask (unknown) there is nothing to compare.
-func templateChanged(applied, next []byte) (plan.Reason, bool) {
-	if applied == nil || bytes.Equal(applied, next) {
+// templateChanged compares the masked configuration files of the applied state with the ones of a
+// runtime plan's Next (render.Renderer.Masks): a difference is a TemplateChanged reason naming the
+// file and the first line that differs. Without applied masks (unknown) there is nothing to compare.
+// Files that did not change keep their mask slice, which compares at once.
+func templateChanged(applied, next map[string][]byte) (plan.Reason, bool) {
+	if applied == nil {
+		return plan.Reason{}, false
+	}
+	for _, p := range slices.Sorted(maps.Keys(next)) {
+		if r, changed := maskChanged(p, applied[p], next[p]); changed {
+			return r, true
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(applied)) {
+		if _, ok := next[p]; !ok {
+			if r, changed := maskChanged(p, applied[p], nil); changed {
+				return r, true
+			}
+		}
+	}
+	return plan.Reason{}, false
+}
+
+// maskChanged compares the masks of one file (nil: the file is not there).
+func maskChanged(file string, applied, next []byte) (plan.Reason, bool) {
+	if bytes.Equal(applied, next) {
 		return plan.Reason{}, false
 	}
 	a, n := bytes.Split(applied, []byte("\n")), bytes.Split(next, []byte("\n"))
@@ -101,7 +123,7 @@ func templateChanged(applied, next []byte) (plan.Reason, bool) {
 	}
 	return plan.Reason{
 		Kind:    plan.TemplateChanged,
-		Subject: "haproxy.cfg",
+		Subject: file,
 		Detail:  fmt.Sprintf("masked line %d: applied %s, now %s", k+1, line(a), line(n)),
 	}, true
 }

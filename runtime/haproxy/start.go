@@ -39,7 +39,7 @@ func (i *Instance) initialFiles(desired *model.Config) (Initial, error) {
 		return Initial{}, fmt.Errorf("initial configuration: no desired state")
 	}
 	next := i.initialPlan(desired)
-	files, err := render.Render(next, i.cfg.Render)
+	files, _, err := i.render(next)
 	if err != nil {
 		return Initial{}, fmt.Errorf("render the initial configuration: %w", err)
 	}
@@ -68,14 +68,16 @@ func (i *Instance) WriteInitial(desired *model.Config) (Initial, error) {
 		return first, nil
 	}
 	if err := reload.WriteFiles(i.cfg.Dir, first.Files); err != nil {
+		i.writer.Forget()
 		return Initial{}, fmt.Errorf("write the initial configuration: %w", err)
 	}
-	mask, err := maskOf(first.Files, first.State, i.cfg.Dir)
+	i.writer.Known(first.Files)
+	masks, err := i.renderer.Masks() // of first: initialFiles rendered it last
 	if err != nil {
-		return Initial{}, err
+		return Initial{}, fmt.Errorf("render: %w", err)
 	}
 	// HAProxy starts every configured check: the first Update stops the ones first.State has off.
-	i.applied, i.appliedMask = plan.AsStarted(first.State), mask
+	i.applied, i.appliedMasks = plan.AsStarted(first.State), masks
 	return first, nil
 }
 
@@ -113,18 +115,4 @@ func (i *Instance) Adopt(ctx context.Context) bool {
 	i.adopted = true
 	i.forget(plan.Reason{Kind: plan.Initial, Detail: "HAProxy was running before haroute wrote its files"})
 	return true
-}
-
-// maskOf returns the masked haproxy.cfg among files, rendered from state.
-func maskOf(files []render.File, state *model.Config, dir string) ([]byte, error) {
-	for _, f := range files {
-		if f.Path == ConfigFile {
-			mask, err := render.MaskRuntime(f.Data, state, dir)
-			if err != nil {
-				return nil, fmt.Errorf("render: %w", err)
-			}
-			return mask, nil
-		}
-	}
-	return nil, fmt.Errorf("render: no %s among the rendered files", ConfigFile)
 }

@@ -86,11 +86,7 @@ func TestTemplateChangedIsAReload(t *testing.T) {
 			if status, backend, _ := client.Get(t, "http://b.example.com/"); status != http.StatusOK || backend != "web" {
 				t.Fatalf("the new Route answers %d from %q", status, backend)
 			}
-			cfgText, err := os.ReadFile(filepath.Join(dir, "conf", "haproxy.cfg"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.template != nil && !strings.Contains(string(cfgText), "X-Route app/b") {
+			if tc.template != nil && !strings.Contains(testbed.ReadConfig(t, dir), "X-Route app/b") {
 				t.Fatal("the new Route's header is not in the config HAProxy runs")
 			}
 		})
@@ -119,7 +115,7 @@ func TestTemplateInvalidForOneRoute(t *testing.T) {
 	if !errors.Is(err, reload.ErrInvalidConfig) || out.Reason.Kind != plan.TemplateChanged {
 		t.Fatalf("adding the Route the template breaks: reason %v, err %v; want TemplateChanged refused by haproxy -c", out.Reason, err)
 	}
-	if err := reload.Check(ctx, testbed.HAProxyBinary(), filepath.Join(dir, "conf", "haproxy.cfg")); err != nil {
+	if err := reload.Check(ctx, testbed.HAProxyBinary(), dir); err != nil {
 		t.Fatalf("the config on disk is not the last good one: %v", err)
 	}
 	if status, backend, _ := client.Get(t, "http://a.example.com/"); status != http.StatusOK || backend != "web" {

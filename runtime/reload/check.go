@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/haroute/haroute/mapping/render"
 )
 
 // maxCheckOutput bounds the part of HAProxy's output an error keeps.
@@ -21,7 +24,7 @@ const checkWaitDelay = 2 * time.Second
 // CheckError is a configuration HAProxy refused: `haproxy -c` exited non-zero or died by a signal
 // (2.6 can crash on some malformed log-format strings). It wraps ErrInvalidConfig.
 type CheckError struct {
-	// Config is the checked file.
+	// Config is the checked haproxy.cfg (the backend files beside it were checked with it).
 	Config string
 	// Output is what HAProxy printed (at most 64 KiB).
 	Output string
@@ -30,17 +33,19 @@ type CheckError struct {
 }
 
 func (e *CheckError) Error() string {
-	return fmt.Sprintf("%v: haproxy -c -f %s: %s\n%s", ErrInvalidConfig, e.Config, e.Status, e.Output)
+	return fmt.Sprintf("%v: haproxy -c %s: %s\n%s", ErrInvalidConfig, strings.Join(render.ConfigArgs(filepath.Dir(filepath.Dir(e.Config))), " "), e.Status, e.Output)
 }
 
 // Unwrap returns ErrInvalidConfig.
 func (e *CheckError) Unwrap() error { return ErrInvalidConfig }
 
-// Check runs `<bin> -c -f cfgPath` (bounded by ctx). A refused configuration gives a *CheckError
-// (wrapping ErrInvalidConfig) with HAProxy's output; a binary that cannot be run or a check cut short
-// by ctx gives another error.
-func Check(ctx context.Context, bin, cfgPath string) error {
-	cmd := exec.CommandContext(ctx, bin, "-c", "-f", cfgPath)
+// Check runs `<bin> -c` on the configuration of the HAProxy directory dir (render.ConfigArgs),
+// bounded by ctx. A refused configuration gives a *CheckError (wrapping ErrInvalidConfig) with
+// HAProxy's output; a binary that cannot be run or a check cut short by ctx gives another error.
+func Check(ctx context.Context, bin, dir string) error {
+	args := render.ConfigArgs(dir)
+	cfgPath := args[1]
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-c"}, args...)...)
 	cmd.Dir = filepath.Dir(cfgPath)
 	out := &boundedBuffer{limit: maxCheckOutput}
 	cmd.Stdout = out
@@ -50,12 +55,13 @@ func Check(ctx context.Context, bin, cfgPath string) error {
 	if err == nil {
 		return nil
 	}
+	what := "haproxy -c " + strings.Join(args, " ")
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return fmt.Errorf("haproxy -c -f %s: %w", cfgPath, ctxErr)
+		return fmt.Errorf("%s: %w", what, ctxErr)
 	}
 	var exitErr *exec.ExitError
 	if !errors.As(err, &exitErr) {
-		return fmt.Errorf("haproxy -c -f %s: %w", cfgPath, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	status := exitErr.String()
 	if ws, ok := exitErr.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

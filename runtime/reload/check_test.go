@@ -15,13 +15,18 @@ import (
 // haproxyBinary is the HAProxy the integration tests run ($HAROUTE_HAPROXY, or Debian's).
 var haproxyBinary = haproxybin.Path()
 
+// writeConfig writes an HAProxy directory whose haproxy.cfg is text (and whose backend directory is
+// empty) and returns it.
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "conf", "backends"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	if err := os.WriteFile(filepath.Join(dir, "conf", "haproxy.cfg"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 const validConfig = `global
@@ -48,7 +53,7 @@ func TestCheckRealHAProxy(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("error %v, want a *CheckError wrapping ErrInvalidConfig", err)
 	}
-	if !strings.Contains(ce.Output, "no_such_keyword") || ce.Config != bad || ce.Status != "exit status 1" {
+	if !strings.Contains(ce.Output, "no_such_keyword") || ce.Config != filepath.Join(bad, "conf", "haproxy.cfg") || ce.Status != "exit status 1" {
 		t.Errorf("check error %+v lacks HAProxy's output, the file or the status", ce)
 	}
 }

@@ -14,11 +14,12 @@ import (
 	"github.com/haroute/haroute/runtime/socket"
 )
 
-// fakeCheckScript stands in for `haproxy -c -f CFG`: a config containing SEGV crashes it, one
-// containing INVALID is refused, anything else is valid.
+// fakeCheckScript stands in for `haproxy -c -f CFG -f BACKENDS`: a configuration (haproxy.cfg or
+// a backend file) containing SEGV crashes it, one containing INVALID is refused, anything else is
+// valid.
 const fakeCheckScript = `#!/bin/sh
-if grep -q SEGV "$3"; then kill -SEGV $$; fi
-if grep -q INVALID "$3"; then echo "[ALERT] parsing [$3:1]: unknown keyword 'INVALID'" >&2; exit 1; fi
+if grep -rqs SEGV "$3" "$5"; then kill -SEGV $$; fi
+if grep -rqs INVALID "$3" "$5"; then echo "[ALERT] parsing [$3:1]: unknown keyword 'INVALID'" >&2; exit 1; fi
 echo "Configuration file is valid"
 `
 
@@ -56,8 +57,9 @@ type fakeMaster struct {
 	keepOld bool
 	// dropConn makes Reload return an error although the command went through.
 	dropConn bool
-	// gate, when set, blocks Reload until it is closed.
-	gate chan struct{}
+	// gate, when set, blocks Reload until it is closed; reached, when set, is closed when Reload is
+	// called.
+	gate, reached chan struct{}
 	// busy makes the next Reload calls answer "Another reload is still in progress." (3.1+).
 	busy    int
 	pending int
@@ -92,6 +94,10 @@ func (f *fakeMaster) ShowProc(ctx context.Context) (socket.ProcState, error) {
 }
 
 func (f *fakeMaster) Reload(ctx context.Context) (socket.ReloadReply, error) {
+	if f.reached != nil {
+		close(f.reached)
+		f.reached = nil
+	}
 	if f.gate != nil {
 		<-f.gate
 	}

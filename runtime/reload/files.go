@@ -28,16 +28,39 @@ const configFile = "conf/haproxy.cfg"
 // defaultCertFile is where the default template puts the default certificate.
 const defaultCertFile = "conf/default_pub_keys.pem"
 
-// managedDirs are the directories whose stale .map and .pem files are removed after a render.
-func managedDirs() []string { return []string{"conf", "router/certs", "router/cacerts"} }
+// managedDir is a directory whose files with one of the suffixes are all rendered: those a render no
+// longer produces are stale and removed.
+type managedDir struct {
+	rel      string
+	suffixes []string
+}
 
-// managedSuffixes are the suffixes of the files a render produces in managedDirs.
-func managedSuffixes() []string { return []string{".map", ".pem"} }
+// managedDirs are the directories whose stale files are removed after a render: .map and .pem in
+// conf/ and the certificate directories, .cfg in the backend directory.
+func managedDirs() []managedDir {
+	return []managedDir{
+		{"conf", []string{".map", ".pem"}},
+		{render.BackendsDir, []string{".cfg"}},
+		{"router/certs", []string{".map", ".pem"}},
+		{"router/cacerts", []string{".map", ".pem"}},
+	}
+}
+
+// manages reports whether name (a file of the directory) is one a render produces.
+func (m managedDir) manages(name string) bool {
+	for _, s := range m.suffixes {
+		if strings.HasSuffix(name, s) && !strings.HasPrefix(name, ".") {
+			return true
+		}
+	}
+	return false
+}
 
 // WriteFiles writes the rendered files under dir atomically, each through a temporary file, fsync and
-// rename (conf/haproxy.cfg last, so the files it refers to are in place first), creates dir/run/,
-// removes the .map and .pem files in conf/, router/certs/ and router/cacerts/ that files no longer
-// holds, and fsyncs every directory it changed. A file that already has its content and mode is left
+// rename (conf/haproxy.cfg last, so the files it refers to are in place first), creates dir/run/ and
+// the backend directory, removes the .map and .pem files in conf/, router/certs/ and router/cacerts/
+// and the .cfg files of the backend directory that files no longer holds, and fsyncs every directory
+// it changed. A file that already has its content and mode is left
 // alone. Private material (router/certs/, the default certificate, anything holding a private key)
 // gets mode 0600, everything else 0644. Paths must be relative, clean and inside dir.
 func WriteFiles(dir string, files []render.File) error {
@@ -72,8 +95,11 @@ func WriteFiles(dir string, files []render.File) error {
 			changed[filepath.Dir(dst)] = true
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "run"), dirMode); err != nil {
-		return fmt.Errorf("creating the socket directory: %w", err)
+	for _, d := range []string{"run", render.BackendsDir} {
+		// HAProxy's -f refuses a missing backend directory, even an empty one a custom template leaves.
+		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), dirMode); err != nil {
+			return fmt.Errorf("creating %s: %w", d, err)
+		}
 	}
 	removed, err := removeStale(dir, keep)
 	for _, d := range removed {
@@ -145,7 +171,8 @@ func writeFileAtomic(path string, data []byte, mode fs.FileMode) (wrote bool, er
 func removeStale(dir string, keep map[string]bool) ([]string, error) {
 	var errs []error
 	var changed []string
-	for _, rel := range managedDirs() {
+	for _, m := range managedDirs() {
+		rel := m.rel
 		abs := filepath.Join(dir, filepath.FromSlash(rel))
 		entries, err := os.ReadDir(abs)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -158,7 +185,7 @@ func removeStale(dir string, keep map[string]bool) ([]string, error) {
 		removed := false
 		for _, e := range entries {
 			name := rel + "/" + e.Name()
-			if keep[name] || !e.Type().IsRegular() || !hasManagedSuffix(e.Name()) {
+			if keep[name] || !e.Type().IsRegular() || !m.manages(e.Name()) {
 				continue
 			}
 			p := filepath.Join(dir, filepath.FromSlash(name))
@@ -173,15 +200,6 @@ func removeStale(dir string, keep map[string]bool) ([]string, error) {
 		}
 	}
 	return changed, errors.Join(errs...)
-}
-
-func hasManagedSuffix(name string) bool {
-	for _, s := range managedSuffixes() {
-		if strings.HasSuffix(name, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // syncDirs fsyncs each directory, so the renames and removals in it survive a crash.
@@ -208,4 +226,33 @@ func syncDir(dir string) error {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
+}
+
+// ReadConfiguration reads the configuration HAProxy loads from the HAProxy directory dir
+// (render.ConfigArgs): conf/haproxy.cfg, then the .cfg files of the backend directory in name order
+// (HAProxy skips names that start with a dot), one blank line between files, as render.Configuration
+// joins them. A missing backend directory reads as empty.
+func ReadConfiguration(dir string) ([]byte, error) {
+	files := []render.File{}
+	main, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(configFile)))
+	if err != nil {
+		return nil, fmt.Errorf("reading the configuration: %w", err)
+	}
+	files = append(files, render.File{Path: configFile, Data: main})
+	backends := filepath.Join(dir, filepath.FromSlash(render.BackendsDir))
+	entries, err := os.ReadDir(backends)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading the configuration: %w", err)
+	}
+	for _, e := range entries { // sorted by name
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".cfg") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(backends, e.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("reading the configuration: %w", err)
+		}
+		files = append(files, render.File{Path: render.BackendsDir + "/" + e.Name(), Data: data})
+	}
+	return render.Configuration(files), nil
 }

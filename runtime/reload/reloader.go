@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,7 +184,7 @@ func (r *Reloader) Reload(ctx context.Context, files []render.File) (Result, err
 		return Result{}, r.fail(fmt.Errorf("reload: %w", err), good)
 	}
 	if r.Binary != "" {
-		if err := Check(ctx, r.Binary, filepath.Join(r.Dir, filepath.FromSlash(configFile))); err != nil {
+		if err := Check(ctx, r.Binary, r.Dir); err != nil {
 			return Result{}, r.fail(fmt.Errorf("reload: %w", err), good)
 		}
 	}

@@ -19,8 +19,8 @@ type snapshot struct {
 	absent []string
 }
 
-// takeSnapshot reads what writing next into dir would change: conf/haproxy.cfg, the .map and .pem
-// files of the managed directories, and every path of next.
+// takeSnapshot reads what writing next into dir would change: conf/haproxy.cfg, the files of the
+// managed directories (managedDirs), and every path of next.
 func takeSnapshot(dir string, next []render.File) (snapshot, error) {
 	var s snapshot
 	paths := map[string]bool{configFile: true}
@@ -30,7 +30,8 @@ func takeSnapshot(dir string, next []render.File) (snapshot, error) {
 		}
 		paths[f.Path] = true
 	}
-	for _, rel := range managedDirs() {
+	for _, m := range managedDirs() {
+		rel := m.rel
 		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(rel)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -39,7 +40,7 @@ func takeSnapshot(dir string, next []render.File) (snapshot, error) {
 			return s, fmt.Errorf("reading %s: %w", rel, err)
 		}
 		for _, e := range entries {
-			if e.Type().IsRegular() && hasManagedSuffix(e.Name()) {
+			if e.Type().IsRegular() && m.manages(e.Name()) {
 				paths[rel+"/"+e.Name()] = true
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/haroute/haroute/mapping/render"
 )
 
 // Signals of the stop sequence.
@@ -63,7 +65,7 @@ func (s *Supervisor) start(attempt int) (*process, error) {
 		_ = outW.Close()
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
-	cmd := exec.Command(s.bin, "-W", "-db", "-S", s.MasterSocket()+",mode,600", "-f", s.ConfigPath())
+	cmd := exec.Command(s.bin, append([]string{"-W", "-db", "-S", s.MasterSocket() + ",mode,600"}, render.ConfigArgs(s.dir)...)...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -1,8 +1,8 @@
 // Package supervise runs HAProxy as a child of haroute (managed mode) and waits for an external one
 // (sidecar mode).
 //
-// A Supervisor starts `<bin> -W -db -S <dir>/run/master.sock,mode,600 -f <dir>/conf/haproxy.cfg` in its
-// own process group, logs its output line by line, and reports a (re)start on Started once the master
+// A Supervisor starts `<bin> -W -db -S <dir>/run/master.sock,mode,600 -f <dir>/conf/haproxy.cfg
+// -f <dir>/conf/backends` (render.ConfigArgs) in its own process group, logs its output line by line, and reports a (re)start on Started once the master
 // CLI answers `show proc` with this process as master and a current worker. When HAProxy exits on its
 // own it is restarted with exponential backoff (cenkalti/backoff/v4: 200 ms growing 1.5x, jittered,
 // up to 10 s, never giving up, reset after a minute of healthy running). When the context ends it is
@@ -91,8 +91,8 @@ type Supervisor struct {
 	failAlerts []string
 }
 
-// New returns a Supervisor of the HAProxy binary bin serving dir (config dir/conf/haproxy.cfg,
-// master socket dir/run/master.sock). A nil log discards.
+// New returns a Supervisor of the HAProxy binary bin serving dir (config dir/conf/haproxy.cfg and
+// the backend files of dir/conf/backends, master socket dir/run/master.sock). A nil log discards.
 func New(bin, dir string, log *slog.Logger) *Supervisor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

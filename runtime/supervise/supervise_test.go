@@ -216,7 +216,7 @@ exit 3`)
 	if err := r.stop(t); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
-	want := "-W -db -S " + dir + "/run/master.sock,mode,600 -f " + dir + "/conf/haproxy.cfg"
+	want := "-W -db -S " + dir + "/run/master.sock,mode,600 -f " + dir + "/conf/haproxy.cfg -f " + dir + "/conf/backends"
 	var args, alert, long bool
 	for _, o := range rec.find(msgOutput) {
 		line := o.Attrs["line"]

@@ -105,12 +105,13 @@ func unattributableTemplate(t *testing.T) *render.Template {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const anchor = "{{- range $b := .Config.Backends }}{{ backendBlock $b }}{{- end }}"
-	extra := "\n{{- range $b := .Config.Backends }}{{ if eq $b.Route \"app/bad\" }}\nbackend zz-not-a-route\n  stick on src table nowhere\n{{- end }}{{ end }}"
+	// The addition goes at the end of haproxy.cfg, before the template's first define.
+	const anchor = `{{- define "default-backends" }}`
+	extra := "{{- range $b := .Config.Backends }}{{ if eq $b.Route \"app/bad\" }}\nbackend zz-not-a-route\n  stick on src table nowhere\n{{- end }}{{ end }}\n"
 	if !strings.Contains(string(text), anchor) {
-		t.Fatal("the default template has no backend loop to anchor the test's addition")
+		t.Fatal("the default template has no default-backends block to anchor the test's addition")
 	}
-	tmpl, err := render.ParseTemplate("custom", strings.Replace(string(text), anchor, anchor+extra, 1))
+	tmpl, err := render.ParseTemplate("custom", strings.Replace(string(text), anchor, extra+anchor, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,19 +5,19 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
-	"github.com/haroute/haroute/runtime/haproxy"
+	"github.com/haroute/haroute/runtime/reload"
 )
 
-// ReadFiles reads what haroute run wrote under dir for cfg's maps: the server lines of haproxy.cfg
-// by backend, and the map files. A map file that is missing reads as empty.
+// ReadFiles reads what haroute run wrote under dir for cfg's maps: the server lines of the
+// configuration (haproxy.cfg and the backend files) by backend, and the map files. A map file that
+// is missing reads as empty.
 func ReadFiles(dir string, cfg *model.Config) (*Files, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(haproxy.ConfigFile)))
+	raw, err := reload.ReadConfiguration(dir)
 	if err != nil {
 		return nil, fmt.Errorf("files: %w", err)
 	}

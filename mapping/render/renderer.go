@@ -1,0 +1,546 @@
+package render
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/haroute/haroute/mapping/model"
+)
+
+// The backend files of the default template.
+const (
+	// BackendsDir holds the backend files, under the HAProxy directory. HAProxy loads it as a second
+	// configuration (`-f <dir>/conf/haproxy.cfg -f <dir>/conf/backends`, ConfigArgs): the files in
+	// it, in name order, after haproxy.cfg.
+	BackendsDir = "conf/backends"
+	// BackendShards is the number of files the Routes' backends are spread over, by a hash of their
+	// name (ShardFile). A change to one backend rewrites its file only: at 20,000 Routes a file holds
+	// about 300 backends instead of the whole configuration.
+	BackendShards = 64
+	// DefaultBackendFile holds openshift_default, the backend the frontends fall back to. Its place
+	// in BackendsDir is deliberate: an HAProxy started without that directory refuses the
+	// configuration ("unable to find required default_backend") instead of answering 503 for every
+	// Route.
+	DefaultBackendFile = BackendsDir + "/default.cfg"
+)
+
+// ConfigArgs returns the -f arguments HAProxy needs for the HAProxy directory dir: haproxy.cfg,
+// then the backend files.
+func ConfigArgs(dir string) []string {
+	return []string{"-f", path.Join(dir, confDir, configFile), "-f", path.Join(dir, BackendsDir)}
+}
+
+// ShardFile returns the backend file (relative to the HAProxy directory) that holds the backend
+// named name with the default template.
+func ShardFile(name string) string { return shardPath(shardOf(name)) }
+
+// shardOf is FNV-1a of name, modulo BackendShards.
+func shardOf(name string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(name); i++ {
+		h ^= uint32(name[i])
+		h *= 16777619
+	}
+	return int(h % BackendShards)
+}
+
+func shardPath(i int) string { return fmt.Sprintf("%s/backends-%02d.cfg", BackendsDir, i) }
+
+// Renderer renders the successive states of one HAProxy directory: the same files as Render, but it
+// keeps what it rendered, so that each state costs what changed rather than what there is. It
+// executes the template only for backends that differ from the ones it rendered last (compared with
+// model.Backend.Equal), and rewrites only the backend files, map files and certificates whose content
+// changed; a file that did not change is returned with the very same Data as before, which lets a
+// caller skip it by identity. It checks what it renders as Render does (model validation and
+// checkConfig), incrementally, except that it does not re-check RouteInfo, which no file holds.
+//
+// A Renderer is not safe for concurrent use. After an error it starts from nothing again.
+type Renderer struct {
+	dir    string
+	tmpl   *Template
+	custom bool
+	// sharded: the last render put the backends into the backend files.
+	sharded     bool
+	env         func(string) string
+	defaultCert []byte
+
+	ctx    blockContext
+	blocks map[string]*block
+	// order holds this render's block of every backend (scratch, reused).
+	order  []*block
+	shards [BackendShards]shard
+	main   []byte
+	// defaultBackends is the text of DefaultBackendFile.
+	defaultBackends []byte
+	maps            map[string]*mapState
+	certs           certState
+	cas             caState
+	// last is the state and the template functions of the last successful render (for Masks).
+	last      *model.Config
+	lastFuncs *funcs
+	mainMask  []byte
+	maskedFor []byte // the main text mainMask was computed for
+}
+
+// block is the rendered text of one backend.
+type block struct {
+	backend model.Backend
+	text    string
+	shard   int
+	// mask is text without the backend's server lines (nil until Masks needs it).
+	mask []byte
+	seen uint64
+}
+
+// shard is one backend file: its blocks, in name order, and their text.
+type shard struct {
+	members []*block
+	data    []byte
+	mask    []byte
+	// count is len(members), or -1 once a member changed or went (the file is made again).
+	count int
+}
+
+type mapState struct {
+	entries []model.MapEntry
+	file    File
+}
+
+type certState struct {
+	list    []model.Certificate
+	crtList []byte
+	files   map[string]File
+	pems    map[string]string
+	names   map[string]bool
+}
+
+type caState struct {
+	list  []model.CAFile
+	files map[string]File
+	pems  map[string]string
+	names map[string]bool
+}
+
+// NewRenderer returns a Renderer for opts (its Dir, Template, DefaultCertificatePEM and Env).
+func NewRenderer(opts Options) (*Renderer, error) {
+	dir, err := checkDir(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	cert, err := cleanDefaultCertificate(opts.DefaultCertificatePEM)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	if opts.Template != nil && opts.Template.tmpl == nil {
+		return nil, errors.New("render: template not parsed (use ParseTemplate)")
+	}
+	r := &Renderer{dir: dir, tmpl: opts.Template, custom: opts.Template != nil, env: opts.Env, defaultCert: cert}
+	if r.tmpl == nil {
+		if r.tmpl, err = ParseTemplate("haproxy.cfg.tmpl", defaultTemplateText); err != nil {
+			return nil, fmt.Errorf("render: default template: %w", err)
+		}
+	}
+	r.reset()
+	return r, nil
+}
+
+// reset forgets everything rendered.
+func (r *Renderer) reset() {
+	r.blocks = map[string]*block{}
+	r.shards = [BackendShards]shard{}
+	r.ctx = blockContext{}
+	r.main, r.defaultBackends, r.mainMask, r.maskedFor = nil, nil, nil, nil
+	r.maps = map[string]*mapState{}
+	r.certs, r.cas = certState{}, caState{}
+	r.last, r.lastFuncs = nil, nil
+}
+
+// Render returns the files for cfg, sorted by Path: the same files Render returns for the Renderer's
+// options.
+func (r *Renderer) Render(cfg *model.Config) ([]File, error) {
+	if cfg == nil {
+		return nil, errors.New("render: no config")
+	}
+	files, err := r.render(cfg)
+	if err != nil {
+		r.reset()
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	return files, nil
+}
+
+// invalidModel marks a model validation error (Render's "invalid model").
+type invalidModel struct{ err error }
+
+func (e invalidModel) Error() string { return "invalid model: " + e.err.Error() }
+func (e invalidModel) Unwrap() error { return e.err }
+
+func (r *Renderer) render(cfg *model.Config) ([]File, error) {
+	if err := cfg.ValidateSettings(); err != nil {
+		return nil, invalidModel{err}
+	}
+	if err := checkGlobal(cfg); err != nil {
+		return nil, err
+	}
+	if !r.custom {
+		if err := checkDefaultLayout(cfg); err != nil {
+			return nil, err
+		}
+	}
+	data, err := newData(cfg, r.dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.updateCAs(cfg.CAFiles); err != nil {
+		return nil, err
+	}
+	if err := r.updateCerts(cfg.Certificates); err != nil {
+		return nil, err
+	}
+	mapFiles, err := r.updateMaps(cfg.Maps)
+	if err != nil {
+		return nil, err
+	}
+	ctx := newBlockContext(r.tmpl, r.custom, data)
+	if !ctx.equal(r.ctx) {
+		r.blocks, r.ctx = map[string]*block{}, ctx
+		for i := range r.shards {
+			r.shards[i].count = -1 // made again (an unchanged text keeps its Data)
+		}
+	}
+	gen := r.ctx.gen + 1
+	r.ctx.gen = gen
+	misses, err := r.matchBlocks(cfg.Backends, gen)
+	if err != nil {
+		return nil, err
+	}
+
+	c, err := r.tmpl.tmpl.Clone()
+	if err != nil {
+		return nil, fmt.Errorf("clone template: %w", err)
+	}
+	f := newFuncsFor(data, r.env, r.certs.names, r.cas.names)
+	f.tmpl, f.renderer = c, r
+	c.Funcs(f.funcMap())
+	var main bytes.Buffer
+	if err := c.Execute(&main, data); err != nil {
+		return nil, fmt.Errorf("%s: %w", configFile, err)
+	}
+	// A template whose haproxy.cfg asks for no backend block (the default one) has its "backend"
+	// block rendered into the backend files, once per backend.
+	sharded := f.blockCalls == 0 && c.Lookup("backend") != nil
+	text := main.Bytes()
+	if sharded && !bytes.HasSuffix(text, []byte("\n")) {
+		text = append(text, '\n')
+	}
+	r.main = reuse(r.main, text)
+	files := []File{
+		{Path: path.Join(confDir, configFile), Data: r.main},
+		{Path: path.Join(confDir, model.CertList), Data: r.certs.crtList},
+		{Path: path.Join(confDir, path.Base(data.Paths.DefaultCertificate)), Data: r.defaultCert},
+	}
+	files = append(files, mapFiles...)
+	if sharded {
+		for _, i := range misses {
+			blk, err := r.renderBlock(f, &cfg.Backends[i], gen)
+			if err != nil {
+				return nil, fmt.Errorf("%s: backend %q: %w", ShardFile(cfg.Backends[i].Name), cfg.Backends[i].Name, err)
+			}
+			r.order[i] = blk
+		}
+		r.sweep(len(cfg.Backends))
+		shards, err := r.shardFiles(c, cfg.Backends)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, shards...)
+	} else {
+		r.sweep(len(cfg.Backends))
+	}
+	r.sharded = sharded
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	for i := 1; i < len(files); i++ {
+		if files[i].Path == files[i-1].Path {
+			return nil, fmt.Errorf("two files would be written to %s", files[i].Path)
+		}
+	}
+	// Certificates and CA files come after conf/, each list sorted by name (model.Config).
+	for _, ca := range cfg.CAFiles {
+		files = append(files, r.cas.files[ca.Name])
+	}
+	for _, crt := range cfg.Certificates {
+		files = append(files, r.certs.files[crt.Name])
+	}
+	r.last, r.lastFuncs = cfg, f
+	return files, nil
+}
+
+// matchBlocks finds every backend's block, checks the order of the backends and validates the ones
+// without an equal block (misses, returned by index). It fills r.order.
+func (r *Renderer) matchBlocks(backends []model.Backend, gen uint64) ([]int, error) {
+	r.order = slices.Grow(r.order[:0], len(backends))[:len(backends)]
+	var misses []int
+	var errs []error
+	for i := range backends {
+		b := &backends[i]
+		if i > 0 && backends[i-1].Name >= b.Name {
+			errs = append(errs, invalidModel{fmt.Errorf("backends not sorted or duplicate at %q", b.Name)})
+		}
+		if blk := r.blocks[b.Name]; blk != nil && blk.backend.Equal(b) {
+			blk.seen = gen
+			r.order[i] = blk
+			continue
+		}
+		if err := b.Validate(); err != nil {
+			errs = append(errs, invalidModel{err})
+		}
+		if err := checkBackend(b, r.cas.names); err != nil {
+			errs = append(errs, err)
+		}
+		r.order[i] = nil
+		misses = append(misses, i)
+	}
+	return misses, errors.Join(errs...)
+}
+
+// renderBlock executes the template's "backend" block for b and stores it as the block of b's name.
+func (r *Renderer) renderBlock(f *funcs, b *model.Backend, gen uint64) (*block, error) {
+	var sb strings.Builder
+	if err := f.tmpl.ExecuteTemplate(&sb, "backend", *b); err != nil {
+		return nil, err
+	}
+	blk := &block{backend: b.Clone(), text: sb.String(), shard: shardOf(b.Name), seen: gen}
+	if old := r.blocks[b.Name]; old != nil {
+		r.shards[old.shard].count = -1 // its file changes even if the count stays
+	}
+	r.shards[blk.shard].count = -1
+	r.blocks[b.Name] = blk
+	return blk, nil
+}
+
+// sweep drops the blocks of backends the last render did not have (their files change).
+func (r *Renderer) sweep(backends int) {
+	if len(r.blocks) == backends {
+		return // every backend has its one block (names are unique): nothing is stale
+	}
+	for name, blk := range r.blocks {
+		if blk.seen != r.ctx.gen {
+			r.shards[blk.shard].count = -1
+			delete(r.blocks, name)
+		}
+	}
+}
+
+// shardFiles returns the backend files (BackendsDir): DefaultBackendFile and one file per shard that
+// holds backends. Shards whose backends are the same blocks as in the last render keep their Data.
+func (r *Renderer) shardFiles(c *template.Template, backends []model.Backend) ([]File, error) {
+	var members [BackendShards][]*block
+	for i := range backends {
+		blk := r.order[i]
+		members[blk.shard] = append(members[blk.shard], blk)
+	}
+	var files []File
+	if c.Lookup("default-backends") != nil {
+		var sb strings.Builder
+		if err := c.ExecuteTemplate(&sb, "default-backends", nil); err != nil {
+			return nil, fmt.Errorf("%s: %w", DefaultBackendFile, err)
+		}
+		r.defaultBackends = reuse(r.defaultBackends, []byte(strings.TrimLeft(sb.String(), "\n")+"\n"))
+		files = append(files, File{Path: DefaultBackendFile, Data: r.defaultBackends})
+	} else {
+		r.defaultBackends = nil
+	}
+	for i := range r.shards {
+		s := &r.shards[i]
+		if s.count != len(members[i]) {
+			old := s.data
+			s.data, s.mask, s.members = nil, nil, members[i]
+			if len(members[i]) > 0 {
+				var b strings.Builder
+				for _, blk := range members[i] {
+					b.WriteString(blk.text)
+				}
+				s.data = reuse(old, []byte(strings.TrimLeft(b.String(), "\n")+"\n"))
+			}
+			s.count = len(members[i])
+		}
+		if s.data != nil {
+			files = append(files, File{Path: shardPath(i), Data: s.data})
+		}
+	}
+	return files, nil
+}
+
+// reuse returns old when it holds the same bytes as fresh (so that an unchanged file keeps its
+// identity), else fresh.
+func reuse(old, fresh []byte) []byte {
+	if old != nil && bytes.Equal(old, fresh) {
+		return old
+	}
+	return fresh
+}
+
+// sameSlice reports whether a and b are the very same slice (same array, same length): a model part
+// handed on unchanged (plan.Compute shares what did not change with the applied state).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// updateMaps returns the map files of maps (plus the standard ones the model lacks), re-rendering only
+// the maps whose entries changed.
+func (r *Renderer) updateMaps(maps []model.MapFile) ([]File, error) {
+	var errs []error
+	keep := make(map[string]bool, len(maps))
+	var files []File
+	for i := range maps {
+		m := &maps[i]
+		if i > 0 && maps[i-1].Name >= m.Name {
+			errs = append(errs, invalidModel{fmt.Errorf("maps not sorted or duplicate at %q", m.Name)})
+		}
+		keep[m.Name] = true
+		st := r.maps[m.Name]
+		if st == nil || !sameSlice(st.entries, m.Entries) {
+			if err := m.Validate(); err != nil {
+				errs = append(errs, invalidModel{err})
+				continue
+			}
+			f := mapFile(m)
+			if st != nil {
+				f.Data = reuse(st.file.Data, f.Data)
+			}
+			st = &mapState{entries: m.Entries, file: f}
+			r.maps[m.Name] = st
+		}
+		files = append(files, st.file)
+	}
+	for _, name := range standardMaps {
+		if !keep[name] {
+			keep[name] = true
+			files = append(files, File{Path: path.Join(confDir, name), Data: []byte{}})
+		}
+	}
+	for name := range r.maps {
+		if !keep[name] {
+			delete(r.maps, name)
+		}
+	}
+	return files, errors.Join(errs...)
+}
+
+// updateCerts renders the crt-list and the certificate files when the certificates changed.
+func (r *Renderer) updateCerts(certs []model.Certificate) error {
+	st := &r.certs
+	if st.files != nil && sameSlice(st.list, certs) {
+		return nil
+	}
+	errs := []error{}
+	if err := model.ValidateCertificates(certs); err != nil {
+		errs = append(errs, invalidModel{err})
+	}
+	for i := range certs {
+		if err := checkCertificate(&certs[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	files := make(map[string]File, len(certs))
+	pems := make(map[string]string, len(certs))
+	names := make(map[string]bool, len(certs))
+	for _, c := range certs {
+		f, ok := st.files[c.Name]
+		if !ok || st.pems[c.Name] != c.PEM {
+			f = File{Path: path.Join(certDir, c.Name), Data: withNewline(c.PEM)}
+		}
+		files[c.Name], pems[c.Name], names[c.Name] = f, c.PEM, true
+	}
+	st.crtList = reuse(st.crtList, crtList(&model.Config{Certificates: certs}, path.Join(r.dir, certDir)))
+	st.list, st.files, st.pems, st.names = certs, files, pems, names
+	return nil
+}
+
+// updateCAs renders the CA files when they changed.
+func (r *Renderer) updateCAs(cas []model.CAFile) error {
+	st := &r.cas
+	if st.files != nil && sameSlice(st.list, cas) {
+		return nil
+	}
+	errs := []error{}
+	if err := model.ValidateCAFiles(cas); err != nil {
+		errs = append(errs, invalidModel{err})
+	}
+	files := make(map[string]File, len(cas))
+	pems := make(map[string]string, len(cas))
+	names := make(map[string]bool, len(cas))
+	for _, ca := range cas {
+		if strings.TrimSpace(ca.PEM) == "" {
+			errs = append(errs, fmt.Errorf("CA file %q: empty PEM", ca.Name))
+		}
+		f, ok := st.files[ca.Name]
+		if !ok || st.pems[ca.Name] != ca.PEM {
+			f = File{Path: path.Join(caDir, ca.Name), Data: withNewline(ca.PEM)}
+		}
+		files[ca.Name], pems[ca.Name], names[ca.Name] = f, ca.PEM, true
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	st.list, st.files, st.pems, st.names = cas, files, pems, names
+	return nil
+}
+
+// blockContext is everything outside a backend that its block may depend on; blocks rendered in
+// another context are dropped.
+type blockContext struct {
+	tmpl     *Template
+	custom   bool
+	dir      string
+	settings model.Settings
+	cas      string
+	gen      uint64
+}
+
+func newBlockContext(tmpl *Template, custom bool, d *Data) blockContext {
+	names := make([]string, len(d.Config.CAFiles))
+	for i, c := range d.Config.CAFiles {
+		names[i] = c.Name
+	}
+	slices.Sort(names)
+	return blockContext{tmpl: tmpl, custom: custom, dir: d.Dir, settings: d.Config.Settings, cas: strings.Join(names, "\n")}
+}
+
+func (c blockContext) equal(o blockContext) bool {
+	return c.tmpl == o.tmpl && c.custom == o.custom && c.dir == o.dir && c.cas == o.cas &&
+		reflect.DeepEqual(c.settings, o.settings)
+}
+
+// Configuration returns the configuration HAProxy reads from files (a Render result): haproxy.cfg,
+// then the files of BackendsDir in name order, as HAProxy loads them with ConfigArgs, one blank line
+// between files.
+func Configuration(files []File) []byte {
+	var out []byte
+	add := func(data []byte) {
+		if len(out) > 0 && !bytes.HasSuffix(out, []byte("\n\n")) {
+			out = append(out, '\n')
+		}
+		out = append(out, data...)
+	}
+	for _, f := range files {
+		if f.Path == path.Join(confDir, configFile) {
+			add(f.Data)
+		}
+	}
+	for _, f := range files { // sorted by path
+		if path.Dir(f.Path) == BackendsDir && strings.HasSuffix(f.Path, ".cfg") {
+			add(f.Data)
+		}
+	}
+	return out
+}
