@@ -183,11 +183,15 @@ func TestReloadCancelledWhileWaiting(t *testing.T) {
 func TestReloadRefusedWhileStopping(t *testing.T) {
 	for _, o := range []outcome{reloadSyncFail, reloadFail} {
 		m := newFakeMaster(o)
-		m.gate = make(chan struct{})
+		m.gate, m.reached = make(chan struct{}), make(chan struct{})
+		reached := m.reached
 		r, before := setup(t, m)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
-			time.Sleep(50 * time.Millisecond)
+			select { // the master has the command: the check is over
+			case <-reached:
+			case <-time.After(10 * time.Second):
+			}
 			cancel()
 			time.Sleep(50 * time.Millisecond)
 			close(m.gate) // the master answers after the caller gave up
