@@ -13,6 +13,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/render"
 )
 
 // syslogWait bounds the wait for one log line; logWindow is how long a line that must not come is
@@ -127,7 +128,7 @@ func accessLogRouter(t *testing.T, env map[string]string) (*testbed.StaticHAProx
 	r := testbed.StartStaticHAProxy(t, f.m.Input(t), opts, f.ca.IssueBundle(t, defaultCertName), f.ca.Pool())
 	r.RequireAdmitted(t)
 
-	out, err := exec.Command(testbed.HAProxyBinary(), "-c", "-f", r.ConfigPath).CombinedOutput()
+	out, err := exec.Command(testbed.HAProxyBinary(), append([]string{"-c"}, render.ConfigArgs(r.Dir)...)...).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "WARNING") {
 		t.Errorf("haproxy -c: %v\n%s", err, out)
 	}
@@ -277,8 +278,11 @@ func TestAccessLogDefaultLevel(t *testing.T) {
 	opts.CheckInterval = "100ms"
 	f := newFixture(t)
 	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	// Two endpoints, both down: as in OpenShift, only a backend with more than one endpoint is
+	// health-checked (a lone server's check stops right after the start).
 	dead := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.3"), uint16(testbed.FreePort(t)))
-	f.m.Service("logs", "web", web).ServiceAt("logs", "dead", dead)
+	dead2 := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.4"), uint16(testbed.FreePort(t)))
+	f.m.Service("logs", "web", web).ServiceAt("logs", "dead", dead, dead2)
 	f.m.Route("logs", "web", "www.logs.example.com", "", "web")
 	f.m.Route("logs", "dead", "dead.logs.example.com", "", "dead")
 	r := testbed.StartStaticHAProxy(t, f.m.Input(t), opts, f.ca.IssueBundle(t, defaultCertName), f.ca.Pool())
