@@ -60,40 +60,19 @@ func (m managedDir) manages(name string) bool {
 // rename (conf/haproxy.cfg last, so the files it refers to are in place first), creates dir/run/ and
 // the backend directory, removes the .map and .pem files in conf/, router/certs/ and router/cacerts/
 // and the .cfg files of the backend directory that files no longer holds, and fsyncs every directory
-// it changed. A file that already has its content and mode is left
-// alone. Private material (router/certs/, the default certificate, anything holding a private key)
+// it changed. A file that already has its content and mode is left alone. Private material (router/certs/, the default certificate, anything holding a private key)
 // gets mode 0600, everything else 0644. Paths must be relative, clean and inside dir.
 func WriteFiles(dir string, files []render.File) error {
-	ordered := slices.Clone(files)
-	slices.SortStableFunc(ordered, func(a, b render.File) int {
-		switch {
-		case a.Path == configFile && b.Path != configFile:
-			return 1
-		case b.Path == configFile && a.Path != configFile:
-			return -1
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
 	keep := map[string]bool{}
-	for _, f := range ordered {
+	for _, f := range files {
 		if err := checkRelPath(f.Path); err != nil {
 			return err
 		}
 		keep[f.Path] = true
 	}
-	changed := map[string]bool{} // directories to fsync
-	for _, f := range ordered {
-		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), dirMode); err != nil {
-			return fmt.Errorf("writing %s: %w", dst, err)
-		}
-		wrote, err := writeFileAtomic(dst, f.Data, modeFor(f))
-		if err != nil {
-			return err
-		}
-		if wrote {
-			changed[filepath.Dir(dst)] = true
-		}
+	changed, err := writeOrdered(dir, files) // directories to fsync
+	if err != nil {
+		return err
 	}
 	for _, d := range []string{"run", render.BackendsDir} {
 		// HAProxy's -f refuses a missing backend directory, even an empty one a custom template leaves.
@@ -106,6 +85,36 @@ func WriteFiles(dir string, files []render.File) error {
 		changed[d] = true
 	}
 	return errors.Join(err, syncDirs(changed))
+}
+
+// writeOrdered writes files (checked paths) atomically, haproxy.cfg last, and returns the directories
+// it changed.
+func writeOrdered(dir string, files []render.File) (map[string]bool, error) {
+	ordered := slices.Clone(files)
+	slices.SortStableFunc(ordered, func(a, b render.File) int {
+		switch {
+		case a.Path == configFile && b.Path != configFile:
+			return 1
+		case b.Path == configFile && a.Path != configFile:
+			return -1
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
+	changed := map[string]bool{}
+	for _, f := range ordered {
+		dst := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(dst), dirMode); err != nil {
+			return changed, fmt.Errorf("writing %s: %w", dst, err)
+		}
+		wrote, err := writeFileAtomic(dst, f.Data, modeFor(f))
+		if err != nil {
+			return changed, err
+		}
+		if wrote {
+			changed[filepath.Dir(dst)] = true
+		}
+	}
+	return changed, nil
 }
 
 // checkRelPath refuses a file path that is not a clean relative path inside the directory.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -92,28 +91,9 @@ func (w *Writer) Write(files []render.File) error {
 
 // apply writes changed (haproxy.cfg last), removes gone, and fsyncs the directories it changed.
 func (w *Writer) apply(changed []render.File, gone []string) error {
-	slices.SortStableFunc(changed, func(a, b render.File) int {
-		switch {
-		case a.Path == configFile && b.Path != configFile:
-			return 1
-		case b.Path == configFile && a.Path != configFile:
-			return -1
-		}
-		return strings.Compare(a.Path, b.Path)
-	})
-	dirs := map[string]bool{}
-	for _, f := range changed {
-		dst := filepath.Join(w.dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), dirMode); err != nil {
-			return fmt.Errorf("writing %s: %w", dst, err)
-		}
-		wrote, err := writeFileAtomic(dst, f.Data, modeFor(f))
-		if err != nil {
-			return err
-		}
-		if wrote {
-			dirs[filepath.Dir(dst)] = true
-		}
+	dirs, err := writeOrdered(w.dir, changed)
+	if err != nil {
+		return err
 	}
 	var errs []error
 	for _, p := range gone {
