@@ -81,8 +81,9 @@ render-example: build haproxy ## render examples/ into bin/example-haproxy and c
 	haproxy -c -f $(EXAMPLE_DIR)/conf/haproxy.cfg -f $(EXAMPLE_DIR)/conf/backends
 
 .PHONY: e2e
-e2e: build haproxy iproute2 e2e-bin ## end-to-end scenarios against a real kube-apiserver (as root: network namespaces)
+e2e: build haproxy iproute2 e2e-bin ## end-to-end scenarios against a real kube-apiserver, and the traces' smoke run (as root: network namespaces)
 	$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) ./e2e/framework/... ./e2e/cluster/...
+	$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestTracesSmoke|TestTraceLoadJudges)$$' ./e2e/bench/
 
 e2e-bin: $(E2E_BINS) ## build bin/kube-apiserver and bin/etcd from e2e/tools (kept until e2e/tools changes)
 
@@ -98,16 +99,29 @@ BENCH_STOCK ?= $(BIN)/stock-router
 BENCH_ROUTES ?= 1000
 BENCH_ENDPOINTS ?= 1
 BENCH_TIMEOUT ?= 3h
+# Where the tests write their results (e2e/bench/results) for bench-report, and their repeats.
+BENCH_OUT ?= $(BIN)/bench
+BENCH_REPEATS ?= 3
+# Which tests of e2e/bench run (go test -run), e.g. BENCH_RUN=TestTraces; TestTracesSmoke, the tiny
+# version of TestTraces that make e2e runs, never does here.
+BENCH_RUN ?= .
 
 bench-stock: $(BENCH_STOCK)/openshift-router ## build the stock OpenShift router the benchmark compares with (tools/build-stock-router.sh)
 
 $(BENCH_STOCK)/openshift-router: tools/build-stock-router.sh
 	tools/build-stock-router.sh $(BENCH_STOCK)
 
-bench: haproxy-versions build iproute2 e2e-bin bench-stock ## haroute beside the stock router on one API server (as root; BENCH_ROUTES, BENCH_ENDPOINTS)
+bench: haproxy-versions build iproute2 e2e-bin bench-stock ## haroute beside the stock router on one API server, then bench-report (as root; BENCH_ROUTES, BENCH_ENDPOINTS, BENCH_REPEATS, BENCH_OUT, BENCH_RUN)
+	@mkdir -p $(BENCH_OUT)
 	HAROUTE_BENCH_STOCK=$(abspath $(BENCH_STOCK)) HAROUTE_HAPROXY=$(abspath $(BIN))/haproxy-3.2 \
 		HAROUTE_BENCH_ROUTES=$(BENCH_ROUTES) HAROUTE_BENCH_ENDPOINTS=$(BENCH_ENDPOINTS) \
-		$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -v ./e2e/bench/
+		HAROUTE_BENCH_OUT=$(abspath $(BENCH_OUT)) HAROUTE_BENCH_REPEATS=$(BENCH_REPEATS) \
+		$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -v -run '$(BENCH_RUN)' -skip '^TestTracesSmoke$$' ./e2e/bench/
+	$(GO) test ./runtime/haproxy -run XXX -bench UpdateOneEndpoint -benchmem -benchtime 20x -count 3 > $(BENCH_OUT)/update.txt
+	$(MAKE) bench-report
+
+bench-report: ## regenerate docs/bench.md and its plots (docs/bench/) from the results in BENCH_OUT (e2e/bench/report)
+	$(GO) run ./e2e/bench/report -in $(BENCH_OUT) -out docs
 
 # The HAProxy version matrix: bookworm's 2.6 runs everything above; each newer series runs the
 # integration tests and a shorter oracle walk, and 3.2 (OpenShift's default, the official image) the
@@ -116,7 +130,7 @@ MATRIX_PACKAGES := ./runtime/... ./mapping/render/ ./mapping/plan/ ./sync/contro
 MATRIX_ORACLE_STEPS ?= 100
 MATRIX_E2E_SERIES := 3.2
 
-.PHONY: matrix bench bench-stock
+.PHONY: matrix bench bench-stock bench-report
 matrix: haproxy-versions build iproute2 e2e-bin ## integration tests and the oracle on HAProxy 3.0, 3.2 and 3.4; the cluster e2e scenarios on 3.2
 	@set -e; for v in $(HAPROXY_MATRIX); do \
 		bin=$(abspath $(BIN))/haproxy-$$v; \

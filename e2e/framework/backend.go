@@ -42,8 +42,57 @@ func ServeBackendIfAsked() (bool, int) {
 	return true, 0
 }
 
-// serveBackends serves every address until SIGTERM; each answers every request with 200,
-// X-Backend: its name and the body "<name> <method> <path>\n".
+// StreamPath is the path on which a backend answers with a response that does not end by itself:
+// a line "<name> tick <n>" at once and then every StreamTick, until the client goes away, the
+// backend stops or streamMax has passed. It holds a long-lived connection through the router, as a
+// WebSocket or an event stream does.
+const (
+	StreamPath = "/stream"
+	StreamTick = time.Second
+	streamMax  = 30 * time.Minute
+)
+
+// backendHandler answers every request with 200, X-Backend: name and the body
+// "<name> <method> <path>\n", and StreamPath with a stream of ticks.
+func backendHandler(name string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(testbed.HeaderBackend, name)
+		if r.URL.Path == StreamPath {
+			stream(w, r, name)
+			return
+		}
+		_, _ = fmt.Fprintf(w, "%s %s %s\n", name, r.Method, r.URL.Path)
+	})
+}
+
+// stream writes a tick line every StreamTick (bounded by streamMax) until the request's context ends
+// or a write fails.
+func stream(w http.ResponseWriter, r *http.Request, name string) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	tick := time.NewTicker(StreamTick)
+	defer tick.Stop()
+	end := time.After(streamMax)
+	for n := 0; ; n++ {
+		if _, err := fmt.Fprintf(w, "%s tick %d\n", name, n); err != nil {
+			return
+		}
+		flusher.Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-end:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// serveBackends serves every address until SIGTERM with backendHandler.
 func serveBackends(addrs, names []string, tlsFiles string) error {
 	if len(addrs) != len(names) {
 		return fmt.Errorf("%d addresses but %d names", len(addrs), len(names))
@@ -69,14 +118,7 @@ func serveBackends(addrs, names []string, tlsFiles string) error {
 		if tlsConfig != nil {
 			l = tls.NewListener(l, tlsConfig)
 		}
-		name := names[i]
-		srv := &http.Server{
-			ReadHeaderTimeout: backendReadHeader,
-			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set(testbed.HeaderBackend, name)
-				_, _ = fmt.Fprintf(w, "%s %s %s\n", name, r.Method, r.URL.Path)
-			}),
-		}
+		srv := &http.Server{ReadHeaderTimeout: backendReadHeader, Handler: backendHandler(names[i])}
 		servers = append(servers, srv)
 		go func() { done <- srv.Serve(l) }()
 	}
