@@ -3,11 +3,15 @@
 package bench
 
 import (
+	"cmp"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/e2e/bench/results"
 	"github.com/haroute/haroute/e2e/framework"
 )
 
@@ -46,6 +50,13 @@ func TestIdleMemory(t *testing.T) {
 	w := CreateWorkload(t, c, ns, pods, routes, endpoints)
 	env := []string{"ROUTER_MAX_CONNECTIONS=" + strconv.Itoa(benchMaxConn)}
 	admitted := os.Getenv(admittedEnv) != "0"
+	out := results.Idle{Header: NewHeader(hb, "make bench BENCH_RUN=TestIdleMemory BENCH_ROUTES=N BENCH_ENDPOINTS=E", time.Now())}
+	defer func() {
+		out.Elapsed = time.Since(out.Started).Seconds()
+		if len(out.Points) > 0 {
+			WriteResults(t, results.IdleFile, mergeIdle(t, out))
+		}
+	}()
 
 	t.Run("stock", func(t *testing.T) {
 		r := StartStockRouter(t, c, "", StockOptions{Build: build, HAProxy: hb, ReloadInterval: benchReloadInterval, Env: env})
@@ -57,6 +68,7 @@ func TestIdleMemory(t *testing.T) {
 		}
 		// The reload script's first run starts HAProxy; the later ones reload it.
 		logFigures(t, "stock", w, m, r.Started, served, r.Reloads()-1, hb)
+		out.Points = append(out.Points, idlePoint("stock", w, m, r.Started, served, r.Reloads()-1))
 		r.Stop()
 	})
 	t.Run("haroute", func(t *testing.T) {
@@ -75,6 +87,7 @@ func TestIdleMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		logFigures(t, "haroute", w, m, start, served, r.Reloads(), hb)
+		out.Points = append(out.Points, idlePoint("haroute", w, m, start, served, r.Reloads()))
 	})
 }
 
@@ -96,6 +109,52 @@ func logFigures(t *testing.T, router string, w *Workload, m Memory, start time.T
 		"haproxy_pss_kB=%d router_pss_kB=%d start_to_answered=%s start_to_admitted=%s reloads=%d haproxy=%s maxconn=%d",
 		router, w.Routes, w.Endpoints, len(m.HAProxyPIDs), m.HAProxyRSS, m.RouterRSS, since(s.Served()),
 		m.HAProxyPSS, m.RouterPSS, since(s.Answered), since(s.Admitted), reloads, haproxyLabel(haproxy), benchMaxConn)
+}
+
+// idlePoint is one router's measurement for idle.json.
+func idlePoint(router string, w *Workload, m Memory, start time.Time, s Served, reloads int) results.IdlePoint {
+	since := func(at time.Time) float64 {
+		if at.IsZero() {
+			return 0
+		}
+		return at.Sub(start).Seconds()
+	}
+	return results.IdlePoint{
+		Router: router, Routes: w.Routes, Endpoints: w.Endpoints,
+		RouterMB: mib(m.RouterRSS), HAProxyMB: mib(m.HAProxyRSS), HAProxyPSSMB: mib(m.HAProxyPSS),
+		StartToServed: since(s.Served()), StartToStatus: since(s.Admitted), Reloads: reloads,
+	}
+}
+
+// mergeIdle adds the points of the idle.json already in the results directory that out does not
+// measure again (other sizes: each run of TestIdleMemory measures one size).
+func mergeIdle(t *testing.T, out results.Idle) results.Idle {
+	t.Helper()
+	var old results.Idle
+	if _, err := results.Read(OutDir(t), results.IdleFile, &old); err != nil {
+		t.Logf("previous %s not merged: %v", results.IdleFile, err)
+		return out
+	}
+	type key struct {
+		router            string
+		routes, endpoints int
+	}
+	have := map[key]bool{}
+	for _, p := range out.Points {
+		have[key{p.Router, p.Routes, p.Endpoints}] = true
+	}
+	for _, p := range old.Points {
+		if !have[key{p.Router, p.Routes, p.Endpoints}] {
+			out.Points = append(out.Points, p)
+		}
+	}
+	slices.SortStableFunc(out.Points, func(a, b results.IdlePoint) int {
+		if c := cmp.Compare(a.Routes*1000+a.Endpoints, b.Routes*1000+b.Endpoints); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Router, a.Router) // stock first
+	})
+	return out
 }
 
 func servedTimeout(routes int) time.Duration {
