@@ -14,6 +14,14 @@ import (
 // cookie matches a default cookie under another backend name. TLS settings compare by value (the CA
 // file name). The result is empty when the options are the same.
 func optionDiff(a, b *model.Backend) []string {
+	if sameOptions(a, b) {
+		return nil
+	}
+	return optionNames(a, b)
+}
+
+// optionNames is optionDiff without the fast check.
+func optionNames(a, b *model.Backend) []string {
 	var out []string
 	diff := func(name string, differs bool) {
 		if differs {
@@ -34,6 +42,17 @@ func optionDiff(a, b *model.Backend) []string {
 	diff("serverMaxConn", a.ServerMaxConn != b.ServerMaxConn)
 	diff("tls", !equalPtr(a.TLS, b.TLS))
 	return out
+}
+
+// sameOptions reports whether optionDiff(a, b) is empty, without naming the differences: the check
+// every matched backend goes through, so it allocates nothing.
+func sameOptions(a, b *model.Backend) bool {
+	return a.Kind == b.Kind && a.Mode == b.Mode && a.Balance == b.Balance &&
+		a.TimeoutServer == b.TimeoutServer && a.TimeoutTunnel == b.TimeoutTunnel &&
+		a.CheckInterval == b.CheckInterval && a.HSTS == b.HSTS && a.ServerMaxConn == b.ServerMaxConn &&
+		slices.Equal(a.Allowlist, b.Allowlist) && equalPtr(a.RateLimit, b.RateLimit) &&
+		equalPtr(a.Rewrite, b.Rewrite) && equalPtr(a.TLS, b.TLS) &&
+		(a.Cookie == b.Cookie || sameCookie(a, b))
 }
 
 // equalPtr reports whether two pointers to comparable values are both nil or point to equal values.
