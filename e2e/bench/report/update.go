@@ -54,7 +54,7 @@ func updateSection(d *doc, in *inputs) error {
 	}
 	d.para("Measured with `%s`.", updateCommand)
 	d.para("`BenchmarkUpdateOneEndpoint`: one endpoint added or removed through `runtime/haproxy`'s Instance (plan, " +
-		"render, write every file through, runtime ops) against a real HAProxy (the tests' default: `$HAROUTE_HAPROXY`, " +
+		"render, write the changed files through, runtime ops) against a real HAProxy (the tests' default: `$HAROUTE_HAPROXY`, " +
 		"else Debian's `/usr/sbin/haproxy`), with the given number of other Routes. Allocated/op is in MB of 1,000,000 bytes, as `go test` counts it; the ratio compares the median " +
 		"time/op with that of the smallest size.")
 	sizes := updateSizes(in.update)
