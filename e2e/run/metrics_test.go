@@ -8,12 +8,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
 )
 
 // metricsRequests is how many requests TestRouteMetrics sends to each Route between two scrapes.
 const metricsRequests = 5
+
+// The bounded wait for HAProxy's counters to count every answer the client received.
+const (
+	metricsSettleTries = 40
+	metricsSettlePause = 25 * time.Millisecond
+)
 
 // TestRouteMetrics: /metrics on the stats port serves HAProxy's traffic counters per Route, labelled
 // like OpenShift's exporter (backend kind, namespace, route; servers by address, pod and Service),
@@ -56,7 +63,21 @@ func TestRouteMetrics(t *testing.T) {
 			}
 		}
 	}
+	// HAProxy counts a response on the worker thread that handled it, which may still be at it when
+	// the client has its answer: scrape again (bounded) until every counter has caught up.
+	caughtUp := func(after metricsText) bool {
+		for _, c := range checks {
+			if after.values[c.series]-before.values[c.series] < metricsRequests {
+				return false
+			}
+		}
+		return true
+	}
 	after := scrapeMetrics(t, r)
+	for try := 0; try < metricsSettleTries && !caughtUp(after); try++ {
+		time.Sleep(metricsSettlePause)
+		after = scrapeMetrics(t, r)
+	}
 	for _, c := range checks {
 		v, ok := after.values[c.series]
 		if !ok {
