@@ -201,32 +201,34 @@ func (c *Cluster) informers() []cache.SharedIndexInformer {
 	return infs
 }
 
-// Snapshot returns deep copies of the cached objects, each kind sorted by namespace and name. Only
-// Routes matching RouteLabels, Namespaces matching NamespaceLabels and referenced Secrets are
-// included. The FileError list is always nil: a cluster has no files.
+// Snapshot returns the cached objects themselves, each kind sorted by namespace and name: read-only,
+// like everything an informer's store hands out (an update replaces the cached object by a new one,
+// so an object that did not change keeps its pointer from one snapshot to the next, which lets
+// mapping.Translator skip it). Only Routes matching RouteLabels, Namespaces matching NamespaceLabels
+// and referenced Secrets are included. The FileError list is always nil: a cluster has no files.
 func (c *Cluster) Snapshot() (mapping.Input, []FileError) {
 	var in mapping.Input
 	for _, obj := range c.routes.GetStore().List() {
 		r, ok := obj.(*routev1.Route)
 		if ok && c.routeSelected(r) {
-			in.Routes = append(in.Routes, r.DeepCopy())
+			in.Routes = append(in.Routes, r)
 		}
 	}
 	for _, obj := range c.services.GetStore().List() {
 		if s, ok := obj.(*corev1.Service); ok {
-			in.Services = append(in.Services, s.DeepCopy())
+			in.Services = append(in.Services, s)
 		}
 	}
 	for _, obj := range c.slices.GetStore().List() {
 		if s, ok := obj.(*discoveryv1.EndpointSlice); ok {
-			in.EndpointSlices = append(in.EndpointSlices, s.DeepCopy())
+			in.EndpointSlices = append(in.EndpointSlices, s)
 		}
 	}
 	if c.namespaces != nil {
 		for _, obj := range c.namespaces.GetStore().List() {
 			n, ok := obj.(*corev1.Namespace)
 			if ok && c.opts.NamespaceLabels.Matches(labels.Set(n.Labels)) {
-				in.Namespaces = append(in.Namespaces, n.DeepCopy())
+				in.Namespaces = append(in.Namespaces, n)
 			}
 		}
 	}
@@ -239,7 +241,7 @@ func (c *Cluster) Snapshot() (mapping.Input, []FileError) {
 			continue
 		}
 		if s, ok := obj.(*corev1.Secret); ok {
-			in.Secrets = append(in.Secrets, s.DeepCopy())
+			in.Secrets = append(in.Secrets, s)
 		}
 	}
 	c.mu.Unlock()

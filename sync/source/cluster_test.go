@@ -279,12 +279,11 @@ func TestClusterFollowsObjects(t *testing.T) {
 		t.Errorf("unexpected namespaces %v / secrets %v", kNames(in.Namespaces), kNames(in.Secrets))
 	}
 
-	// The snapshot holds copies: changing them leaves the cache (and the next snapshot) alone.
-	in.Routes[0].Spec.Host = "mutated.example.com"
-	in.EndpointSlices[0].Endpoints[0].Addresses[0] = "10.9.9.9"
+	// The snapshot shares the cached objects: without a change, the next one holds the same pointers
+	// (mapping.Translator skips what keeps its pointer).
 	again, _ := b.c.Snapshot()
-	if again.Routes[0].Spec.Host != "a.example.com" || again.EndpointSlices[0].Endpoints[0].Addresses[0] != "10.0.0.3" {
-		t.Error("a Snapshot shares objects with the cache")
+	if again.Routes[0] != in.Routes[0] || again.Services[0] != in.Services[0] || again.EndpointSlices[1] != in.EndpointSlices[1] {
+		t.Error("an unchanged object got a new pointer in the next Snapshot")
 	}
 
 	// The slices keep the kubernetes.io/service-name label Translate finds a Service's slices by.
@@ -302,9 +301,17 @@ func TestClusterFollowsObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.changed(t, "an EndpointSlice update")
-	b.snapshotEventually(t, "the updated EndpointSlice", func(in mapping.Input) bool {
+	updated := b.snapshotEventually(t, "the updated EndpointSlice", func(in mapping.Input) bool {
 		return len(in.EndpointSlices) == 3 && in.EndpointSlices[1].Endpoints[0].Addresses[0] == "10.0.0.11"
 	})
+	// An update replaces the cached object: the old one (held by the earlier snapshot) is untouched,
+	// and the objects that did not change keep their pointers.
+	if in.EndpointSlices[1].Endpoints[0].Addresses[0] != "10.0.0.1" || updated.EndpointSlices[1] == in.EndpointSlices[1] {
+		t.Error("the EndpointSlice update modified the cached object in place")
+	}
+	if updated.EndpointSlices[0] != in.EndpointSlices[0] || updated.Routes[0] != in.Routes[0] {
+		t.Error("an EndpointSlice update gave other objects new pointers")
+	}
 
 	// Deletions signal and show, kind by kind.
 	b.drain()

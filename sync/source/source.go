@@ -16,8 +16,10 @@ type Source interface {
 	Changes() <-chan struct{}
 	// HasSynced reports whether the first complete snapshot is available.
 	HasSynced() bool
-	// Snapshot returns the current objects (copies the caller may keep) and the problems of the
-	// source itself (a broken manifest file, with file and line), which are not per-Route problems.
+	// Snapshot returns the current objects and the problems of the source itself (a broken manifest
+	// file, with file and line), which are not per-Route problems. The caller may keep the objects
+	// but never modifies them: they may be shared with the source's caches (Cluster), where an
+	// object that changes is replaced, never modified in place.
 	Snapshot() (mapping.Input, []FileError)
 }
 
