@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,7 +129,7 @@ func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 			rep.problems++
 		}
 	}
-	rep.changed = l.lastDesired == nil || !reflect.DeepEqual(desired, l.lastDesired)
+	rep.changed = l.lastDesired == nil || !sameConfig(desired, l.lastDesired)
 	rep.delta = diff(l.lastDesired, desired)
 	if rep.changed || l.deferredPending || l.refill || c.HAProxy.Applied() == nil {
 		if err := l.update(ctx, desired, rep); err != nil {
@@ -292,77 +291,4 @@ func reasonStrings(rs []plan.Reason) []string {
 		out = append(out, r.String())
 	}
 	return out
-}
-
-// delta summarises a desired state and how it differs from the previous one.
-type delta struct {
-	routes, backends, servers                      int
-	routesChanged, backendsChanged, serversChanged int
-}
-
-// diff counts the Routes, backends and servers of next, and those added, removed or changed since
-// prev (nil: everything is new).
-func diff(prev, next *model.Config) delta {
-	var d delta
-	if next == nil {
-		return d
-	}
-	if prev == nil {
-		prev = &model.Config{}
-	}
-	d.routes = len(next.Routes)
-	d.backends = len(next.Backends)
-	oldRoutes := map[string]model.RouteInfo{}
-	for _, r := range prev.Routes {
-		oldRoutes[r.Namespace+"/"+r.Name] = r
-	}
-	for _, r := range next.Routes {
-		k := r.Namespace + "/" + r.Name
-		if o, ok := oldRoutes[k]; !ok || o != r {
-			d.routesChanged++
-		}
-		delete(oldRoutes, k)
-	}
-	d.routesChanged += len(oldRoutes)
-
-	oldBackends := map[string]*model.Backend{}
-	for i := range prev.Backends {
-		oldBackends[prev.Backends[i].Name] = &prev.Backends[i]
-	}
-	for i := range next.Backends {
-		b := &next.Backends[i]
-		d.servers += len(b.Servers)
-		o := oldBackends[b.Name]
-		delete(oldBackends, b.Name)
-		if o == nil {
-			d.backendsChanged++
-			d.serversChanged += len(b.Servers)
-			continue
-		}
-		if !reflect.DeepEqual(o, b) {
-			d.backendsChanged++
-		}
-		d.serversChanged += serverDelta(o.Servers, b.Servers)
-	}
-	for _, o := range oldBackends {
-		d.backendsChanged++
-		d.serversChanged += len(o.Servers)
-	}
-	return d
-}
-
-// serverDelta counts servers added, removed or changed between two lists.
-func serverDelta(prev, next []model.Server) int {
-	old := make(map[string]model.Server, len(prev))
-	for _, s := range prev {
-		old[s.Name] = s
-	}
-	n := 0
-	for _, s := range next {
-		if o, ok := old[s.Name]; !ok || o != s {
-			n++
-		}
-		delete(old, s.Name)
-	}
-	return n + len(old)
 }
