@@ -79,9 +79,14 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 	next.Maps = keepUnchangedMaps(applied.Maps, next.Maps, ops)
 	// Stopping the checks HAProxy started is part of every start, in reload mode too.
 	if o.ReloadEveryChange && len(ops) > 0 && !OnlyDormantChecks(ops) {
-		return Reload(desired, o, Reason{Kind: ReloadMode, Detail: fmt.Sprintf("%d runtime ops", len(ops))})
+		return Reload(desired, o, reloadModeReason(ops))
 	}
 	return Plan{Next: next, Ops: ops}
+}
+
+// reloadModeReason is the reason of a reload that stands for runtime ops (Options.ReloadEveryChange).
+func reloadModeReason(ops []Op) Reason {
+	return Reason{Kind: ReloadMode, Detail: fmt.Sprintf("%d runtime ops", len(ops))}
 }
 
 // Reload is the structural plan for desired with reason r: Next is desired with a full pool (sized

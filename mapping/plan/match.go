@@ -157,21 +157,7 @@ func matchBackends(applied, desired *model.Config) matching {
 		n := *a // options as applied (equal to desired's where matched)
 		switch d := served[i]; {
 		case d != nil:
-			// Fields equal to the applied ones keep the applied strings and pointers, so that later
-			// comparisons of Next with the applied state (render's block reuse) find them identical.
-			if n.Route != d.Route {
-				n.Route = d.Route
-			}
-			if !equalPtr(n.TLS, d.TLS) {
-				n.TLS = d.TLS
-			}
-			if n.ForwardedHeaders != d.ForwardedHeaders {
-				n.ForwardedHeaders = d.ForwardedHeaders
-			}
-			n.Spare, n.Retired = a.Spare || d.Spare, d.Retired
-			if !slices.Equal(a.Servers, d.Servers) {
-				n.Servers = keepServerIDs(a.Servers, d.Servers)
-			} // else n keeps a's slice, which lets Diff skip the backend's servers at once
+			n = nextOf(a, d)
 			if a.Name != d.Name {
 				m.rename[d.Name] = a.Name
 			}
@@ -239,4 +225,29 @@ func nameIndex(applied, desired []model.Backend) []int {
 		}
 	}
 	return out
+}
+
+// nextOf returns Next's backend for applied backend a serving desired backend d with the same
+// options: a's options and name, d's Route and servers. Fields equal to the applied ones keep the
+// applied strings and pointers, so that later comparisons of Next with the applied state (render's
+// block reuse) find them identical.
+func nextOf(a, d *model.Backend) model.Backend {
+	n := *a
+	if n.Route != d.Route {
+		n.Route = d.Route
+	}
+	if !equalPtr(n.TLS, d.TLS) {
+		n.TLS = d.TLS
+	}
+	if n.ForwardedHeaders != d.ForwardedHeaders {
+		n.ForwardedHeaders = d.ForwardedHeaders
+	}
+	n.Spare, n.Retired = a.Spare || d.Spare, d.Retired
+	if !slices.Equal(a.Servers, d.Servers) {
+		n.Servers = keepServerIDs(a.Servers, d.Servers)
+	} // else n keeps a's slice, which lets Diff skip the backend's servers at once
+	if n.Servers == nil {
+		n.Servers = []model.Server{}
+	}
+	return n
 }
