@@ -95,6 +95,15 @@ type Instance struct {
 	adopted bool
 	// procs is the process set last seen, for restart detection (Processes).
 	procs *procSnapshot
+	// base is what the next plan may start from (plan.ComputeDelta).
+	base planBase
+}
+
+// planBase is the desired state whose plan HAProxy runs: applied is that plan's Next (the very
+// pointer; any other applied state voids the base), except for the backends in dirty.
+type planBase struct {
+	desired, applied *model.Config
+	dirty            map[string]bool
 }
 
 // New returns an Instance for the HAProxy whose files live in c.Dir. Nothing is read or written.
@@ -208,7 +217,7 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 	defer i.mu.Unlock()
 	now := i.now()
 	opts := i.planOptions(desired, now, refill)
-	out := Outcome{Plan: plan.ComputeWith(i.applied, desired, opts)}
+	out := Outcome{Plan: i.plan(desired, opts)}
 	var files []render.File
 	var masks map[string][]byte
 	if !out.Plan.NeedsReload() {
@@ -230,9 +239,47 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 		if files, masks, err = i.render(out.Plan.Next); err != nil {
 			return out, err
 		}
-		return out, i.reload(ctx, files, masks, out.Plan.Next, &out)
+		err = i.reload(ctx, files, masks, out.Plan.Next, &out)
+		i.rebase(desired, out, err)
+		return out, err
 	}
-	return out, i.runtime(ctx, files, masks, now, &out)
+	err := i.runtime(ctx, files, masks, now, &out)
+	i.rebase(desired, out, err)
+	return out, err
+}
+
+// plan plans the way from the applied state to desired: plan.ComputeDelta when HAProxy runs the
+// plan of an earlier desired state (the base), which costs what changed; else plan.ComputeWith.
+func (i *Instance) plan(desired *model.Config, opts plan.Options) plan.Plan {
+	if b := i.base; b.desired != nil && i.applied != nil && b.applied == i.applied {
+		if p, ok := plan.ComputeDelta(i.applied, b.desired, desired, b.dirty, opts); ok {
+			return p
+		}
+	}
+	return plan.ComputeWith(i.applied, desired, opts)
+}
+
+// rebase records desired as the base of the next plan once HAProxy runs its plan: after a reload
+// that installed the plan's Next as it is, or after runtime ops (backends with deferred deletions
+// differ from the plan: they are dirty). Anything else voids the base.
+func (i *Instance) rebase(desired *model.Config, out Outcome, err error) {
+	i.base = planBase{}
+	switch {
+	case err != nil || i.applied == nil:
+	case out.Reloaded:
+		if i.applied == out.Plan.Next {
+			i.base = planBase{desired: desired, applied: i.applied}
+		}
+	default:
+		var dirty map[string]bool
+		for _, d := range out.Result.Deferred {
+			if dirty == nil {
+				dirty = map[string]bool{}
+			}
+			dirty[d.Backend] = true
+		}
+		i.base = planBase{desired: desired, applied: i.applied, dirty: dirty}
+	}
 }
 
 // runtime writes the files of a runtime plan through and applies its ops; a failed op falls back
