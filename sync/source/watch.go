@@ -52,6 +52,7 @@ type Folder struct {
 	watched map[string]bool
 	summary string               // fingerprint of the effective state last published
 	now     func() time.Time     // the clock of stampAges and of held files; tests replace it before Run
+	stable  Stable               // keeps unchanged objects' pointers from one publication to the next
 	ages    map[string]time.Time // "namespace/name" of every Route of the last scan → when the folder first showed it
 	settle  time.Duration        // settleTime; tests shorten it
 	cache   *manifestCache       // nil: no cache (SetCacheDir)
@@ -118,11 +119,20 @@ func (f *Folder) HasSynced() bool { return f.synced.Load() }
 // order, and the current error of every file whose content is not (entirely) in force (a held file
 // included), sorted by path.
 // A Route whose manifest has no creationTimestamp carries the time the folder first showed it (see
-// stampAges). The objects are copies the caller may keep and modify.
+// stampAges). The lists are the caller's; the objects are shared and read-only: an object that did
+// not change keeps its pointer from one snapshot to the next (Stable), which lets
+// mapping.Translator skip it.
 func (f *Folder) Snapshot() (mapping.Input, []FileError) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.in.DeepCopy(), slices.Clone(f.errs)
+	in := mapping.Input{
+		Routes:         slices.Clone(f.in.Routes),
+		Services:       slices.Clone(f.in.Services),
+		EndpointSlices: slices.Clone(f.in.EndpointSlices),
+		Namespaces:     slices.Clone(f.in.Namespaces),
+		Secrets:        slices.Clone(f.in.Secrets),
+	}
+	return in, slices.Clone(f.errs)
 }
 
 // Run scans the folder, then watches it and re-scans it (after a short debounce) on every file system
@@ -258,6 +268,7 @@ func (f *Folder) rescan(w *fsnotify.Watcher, first bool) (again bool, wait time.
 func (f *Folder) publish(in mapping.Input, errs []FileError, summary string) {
 	f.logErrors(errs)
 	f.summary = summary
+	in = f.stable.Input(in)
 	f.mu.Lock()
 	f.in, f.errs = in, errs
 	f.mu.Unlock()

@@ -239,14 +239,25 @@ func TestFolderDuplicates(t *testing.T) {
 	})
 }
 
-func TestFolderSnapshotIsACopy(t *testing.T) {
+func TestFolderSnapshotSharesUnchangedObjects(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "a.yaml"), route("ns", "a", "a.example.com"))
+	write(t, filepath.Join(dir, "b.yaml"), route("ns", "b", "b.example.com"))
 	f := startFolder(t, dir)
-	in, _ := waitFor(t, f, "route", hostsAre("ns/a=a.example.com"))
-	in.Routes[0].Spec.Host = "changed"
-	if again, _ := f.Snapshot(); again.Routes[0].Spec.Host != "a.example.com" {
-		t.Errorf("Snapshot shares objects: host %q", again.Routes[0].Spec.Host)
+	in, _ := waitFor(t, f, "routes", hostsAre("ns/a=a.example.com", "ns/b=b.example.com"))
+	in.Routes[0] = nil // the lists are the caller's
+	again, _ := f.Snapshot()
+	if again.Routes[0] == nil {
+		t.Fatal("Snapshot shares its lists")
+	}
+	first := again.Routes
+	write(t, filepath.Join(dir, "b.yaml"), route("ns", "b", "b2.example.com"))
+	next, _ := waitFor(t, f, "the changed route", hostsAre("ns/a=a.example.com", "ns/b=b2.example.com"))
+	if next.Routes[0] != first[0] {
+		t.Error("the unchanged Route (stamped with its age) got a new pointer")
+	}
+	if next.Routes[1] == first[1] || first[1].Spec.Host != "b.example.com" {
+		t.Error("the changed Route kept its pointer, or the old one was modified")
 	}
 }
 
