@@ -94,7 +94,7 @@ func (t *translator) externalCertificate(ns, name string) (cert, key []byte, err
 	if name == "" {
 		return nil, nil, errors.New("no secret name")
 	}
-	s := t.idx.secret(ns, name)
+	s := t.objs.secret(ns, name)
 	if s == nil {
 		return nil, nil, fmt.Errorf("secret %s/%s not found", ns, name)
 	}

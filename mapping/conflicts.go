@@ -26,20 +26,30 @@ type owner struct {
 
 func (o owner) String() string { return o.namespace + "/" + o.name }
 
-func newClaims(ownership bool) *claims {
+// newClaims returns empty claims sized for about n Routes.
+func newClaims(ownership bool, n int) *claims {
 	return &claims{
 		ownership: ownership,
-		keys:      map[string]owner{},
-		hosts:     map[string]owner{},
+		keys:      make(map[string]owner, n),
+		hosts:     make(map[string]owner, n),
 		exact:     map[string]map[string]owner{},
 	}
 }
 
-func conflictKey(a *admission) string { return a.host + " " + routeKeyPath(a.path) }
+// reset empties the claims, keeping their memory.
+func (c *claims) reset() {
+	c.seq = 0
+	clear(c.keys)
+	clear(c.hosts)
+	clear(c.exact)
+}
+
+// conflictKey is the host and path a Route claims: host + " " + route key path.
+func conflictKey(host, path string) string { return host + " " + routeKeyPath(path) }
 
 // check returns why a may not be admitted next to the Routes claimed before it, or nil.
 func (c *claims) check(a *admission) *rejection {
-	if o, ok := c.keys[conflictKey(a)]; ok {
+	if o, ok := c.keys[a.claimKey]; ok {
 		return reject(ReasonHostAlreadyClaimed, fmt.Sprintf("route %s already serves host %s path %q", o, a.host, a.path))
 	}
 	if !c.ownership {
@@ -74,7 +84,7 @@ func (c *claims) check(a *admission) *rejection {
 func (c *claims) claim(a *admission) {
 	o := owner{namespace: a.namespace, name: a.name, seq: c.seq}
 	c.seq++
-	c.keys[conflictKey(a)] = o
+	c.keys[a.claimKey] = o
 	if _, ok := c.hosts[a.host]; !ok {
 		c.hosts[a.host] = o
 	}

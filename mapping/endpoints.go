@@ -25,11 +25,11 @@ type endpoint struct {
 // and deduplicated by address and port (the smallest name wins), plus a warning for every refused
 // address. A missing Service has no endpoints.
 func (t *translator) serviceEndpoints(ns, svcName string, rp *routev1.RoutePort) ([]endpoint, []*rejection) {
-	svc := t.idx.service(ns, svcName)
+	svc := t.objs.service(ns, svcName)
 	if svc == nil {
 		return nil, nil
 	}
-	slices := t.idx.endpointSlices(ns, svcName)
+	slices := t.objs.endpointSlices(ns, svcName)
 	selected := portSelector(svc, slices, rp)
 
 	var warnings []*rejection

@@ -176,7 +176,7 @@ func TestEndpointSelection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := &translator{opts: testOptions(), idx: newIndex(Input{Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{slice}})}
+			tr := newTranslator(testOptions(), newIndex(Input{Services: []*corev1.Service{svc}, EndpointSlices: []*discoveryv1.EndpointSlice{slice}}), nil)
 			eps, _ := tr.serviceEndpoints("ns", "web", tt.port)
 			var ports []string
 			for _, e := range eps {

@@ -22,44 +22,80 @@ type index struct {
 }
 
 func newIndex(in Input) *index {
-	x := &index{
-		namespaces: map[string]*corev1.Namespace{},
-		services:   map[string]*corev1.Service{},
-		secrets:    map[string]*corev1.Secret{},
-		slices:     map[string][]*discoveryv1.EndpointSlice{},
+	return &index{
+		namespaces: namespaceIndex(in.Namespaces, nil),
+		services:   objectIndex(in.Services, nil),
+		secrets:    objectIndex(in.Secrets, nil),
+		slices:     sliceIndex(in.EndpointSlices, nil),
 	}
-	for _, ns := range in.Namespaces {
+}
+
+// namespaceIndex indexes Namespaces by name. counts, when not nil, gets the number of entries of each
+// name (for a Translator's indexer).
+func namespaceIndex(list []*corev1.Namespace, counts map[string]int) map[string]*corev1.Namespace {
+	m := make(map[string]*corev1.Namespace, len(list))
+	for _, ns := range list {
 		if ns != nil {
-			keep(x.namespaces, ns.Name, ns)
+			keep(m, ns.Name, ns)
+			count(counts, ns.Name)
 		}
 	}
-	for _, s := range in.Services {
-		if s != nil {
-			keep(x.services, s.Namespace+"/"+s.Name, s)
+	return m
+}
+
+// objectIndex indexes namespaced objects by "ns/name"; counts as for namespaceIndex.
+func objectIndex[T interface {
+	comparable
+	metav1.Object
+}](list []T, counts map[string]int) map[string]T {
+	var zero T
+	m := make(map[string]T, len(list))
+	for _, obj := range list {
+		if obj != zero {
+			key := obj.GetNamespace() + "/" + obj.GetName()
+			keep(m, key, obj)
+			count(counts, key)
 		}
 	}
-	for _, s := range in.Secrets {
-		if s != nil {
-			keep(x.secrets, s.Namespace+"/"+s.Name, s)
-		}
-	}
-	byName := map[string]*discoveryv1.EndpointSlice{}
-	for _, s := range in.EndpointSlices {
+	return m
+}
+
+// sliceIndex indexes the EndpointSlices that name their Service by "ns/service", each Service's
+// slices sorted by "ns/name" (the key they are kept under); counts as for namespaceIndex, by
+// "ns/name".
+func sliceIndex(list []*discoveryv1.EndpointSlice, counts map[string]int) map[string][]*discoveryv1.EndpointSlice {
+	byName := make(map[string]*discoveryv1.EndpointSlice, len(list))
+	for _, s := range list {
 		if s != nil && s.Labels[discoveryv1.LabelServiceName] != "" {
-			keep(byName, s.Namespace+"/"+s.Name, s)
+			key := s.Namespace + "/" + s.Name
+			keep(byName, key, s)
+			count(counts, key)
 		}
 	}
-	names := make([]string, 0, len(byName))
-	for name := range byName {
-		names = append(names, name)
+	out := make(map[string][]*discoveryv1.EndpointSlice, len(byName))
+	for _, s := range byName {
+		key := sliceServiceKey(s)
+		out[key] = append(out[key], s)
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		s := byName[name]
-		key := s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName]
-		x.slices[key] = append(x.slices[key], s)
+	for _, group := range out {
+		if len(group) > 1 {
+			sort.Slice(group, func(i, j int) bool {
+				return group[i].Namespace+"/"+group[i].Name < group[j].Namespace+"/"+group[j].Name
+			})
+		}
 	}
-	return x
+	return out
+}
+
+// sliceServiceKey is the "ns/service" an EndpointSlice is indexed under.
+func sliceServiceKey(s *discoveryv1.EndpointSlice) string {
+	return s.Namespace + "/" + s.Labels[discoveryv1.LabelServiceName]
+}
+
+func count(counts map[string]int, key string) {
+	if counts != nil {
+		counts[key]++
+	}
 }
 
 // keep stores obj under key unless an object that sorts before it is already there.

@@ -26,6 +26,7 @@ type admission struct {
 	name      string
 	hostSpec
 	path        string
+	claimKey    string // conflictKey of host and path
 	kind        model.BackendKind
 	termination routev1.TLSTerminationType
 	policy      routev1.InsecureEdgeTerminationPolicyType
@@ -72,6 +73,7 @@ func (t *translator) validate(r *routev1.Route) (*admission, *rejection) {
 	if msg := pathError(a.path); msg != "" {
 		return nil, reject(ReasonInvalidRoute, fmt.Sprintf("path %s %s", quoteShort(a.path), msg))
 	}
+	a.claimKey = conflictKey(a.host, a.path)
 	if rej := a.setTermination(r.Spec.TLS); rej != nil {
 		return nil, rej
 	}

@@ -29,33 +29,31 @@ const (
 // Problem; admitted Routes may get warnings (ignored annotation values, unimplemented fields, refused
 // endpoints). Problems are sorted by namespace, name, reason and message.
 func Translate(in Input, opts Options) (*model.Config, []Problem) {
-	t := &translator{
-		opts:   opts,
-		idx:    newIndex(in),
-		claims: newClaims(!opts.DisableNamespaceOwnershipCheck),
-		maps:   newMapBuilder(opts.ForwardedHeaders),
-		seen:   map[string]bool{},
-
-		certOwner: map[string]string{},
-	}
-	for _, r := range t.selectRoutes(in.Routes) {
-		t.addRoute(r)
-	}
-	return t.finish()
+	t := newTranslator(opts, newIndex(in), nil)
+	return t.run(t.selectRoutes(in.Routes))
 }
 
-// translator holds the state of one Translate call; it is never shared.
+// translator holds the state of one Translate call (or of one call of a Translator); it is never
+// shared.
 type translator struct {
-	opts   Options
-	idx    *index
+	opts Options
+	idx  *index
+	// objs is what validate and buildBackend read: idx itself, or a recorder of it for a Translator.
+	objs objects
+	// inc is the Translator whose memo this call uses and updates; nil for Translate.
+	inc    *Translator
 	claims *claims
 	maps   *mapBuilder
 	seen   map[string]bool // "ns/name" of every Route processed, to catch duplicates
 	// certOwner maps an SNI name to the Route ("ns/name") whose certificate is served for it.
 	certOwner map[string]string
 
-	admitted     []*admission
-	backends     []model.Backend
+	// admitted are the admissions in admission order; an admission whose certificate is not served
+	// is a copy with tls.cert nil (memoized admissions are never modified).
+	admitted []*admission
+	// rebuilt counts the backends built in this call rather than taken from the memo.
+	rebuilt      int
+	backends     []*model.Backend // in admission order; they must not be modified
 	certificates []model.Certificate
 	caFiles      []model.CAFile
 	problems     []Problem
@@ -84,14 +82,25 @@ func quoteShort(v string) string {
 
 // selectRoutes returns this router's Routes (sharding) in admission order, without modifying the input.
 func (t *translator) selectRoutes(all []*routev1.Route) []*routev1.Route {
+	routes := t.shardRoutes(all)
+	sortRoutes(routes)
+	return routes
+}
+
+// shardRoutes returns this router's Routes (sharding) in input order, in a new slice.
+func (t *translator) shardRoutes(all []*routev1.Route) []*routev1.Route {
 	routes := make([]*routev1.Route, 0, len(all))
 	for _, r := range all {
 		if r != nil && t.inShard(r) {
 			routes = append(routes, r)
 		}
 	}
-	sort.SliceStable(routes, func(i, j int) bool { return olderRoute(routes[i], routes[j]) })
 	return routes
+}
+
+// sortRoutes sorts Routes in admission order.
+func sortRoutes(routes []*routev1.Route) {
+	sort.SliceStable(routes, func(i, j int) bool { return olderRoute(routes[i], routes[j]) })
 }
 
 // inShard reports whether the Route belongs to this router under ROUTE_LABELS and NAMESPACE_LABELS.
@@ -126,17 +135,38 @@ func olderRoute(a, b *routev1.Route) bool {
 	return contentLess(a, b)
 }
 
+// run admits the Routes in the given (admission) order and assembles the model.
+func (t *translator) run(routes []*routev1.Route) (*model.Config, []Problem) {
+	if t.inc != nil {
+		t.seen, t.claims, t.backends = t.inc.scratch(len(routes))
+	} else {
+		t.seen = make(map[string]bool, len(routes))
+		t.claims = newClaims(!t.opts.DisableNamespaceOwnershipCheck, len(routes))
+		t.backends = make([]*model.Backend, 0, len(routes))
+	}
+	for _, r := range routes {
+		t.addRoute(r)
+	}
+	return t.finish()
+}
+
 // addRoute validates one Route, checks it against the Routes admitted before it and, when it passes,
 // records its backend, map entries, certificate and CA file.
 func (t *translator) addRoute(r *routev1.Route) {
-	key := r.Namespace + "/" + r.Name
+	m := t.memoEntry(r)
+	var key string
+	if m != nil {
+		key = m.key
+	} else {
+		key = r.Namespace + "/" + r.Name
+	}
 	if t.seen[key] {
 		t.problem(r, reject(ReasonInvalidRoute, "the input holds this Route more than once; only the first copy in admission order is used"))
 		return
 	}
 	t.seen[key] = true
 
-	a, rej := t.validate(r)
+	a, rej := t.validated(r, m)
 	if rej != nil {
 		t.problem(r, rej)
 		return
@@ -147,59 +177,76 @@ func (t *translator) addRoute(r *routev1.Route) {
 	}
 	t.claims.claim(a)
 
-	backend, warnings := t.buildBackend(a)
-	for _, w := range append(a.warnings, warnings...) {
-		t.problems = append(t.problems, Problem{Namespace: r.Namespace, Name: r.Name, Reason: w.reason, Message: w.message, Warning: true})
+	backend, warnings := t.built(a, m)
+	for _, ws := range [][]*rejection{a.warnings, warnings} {
+		for _, w := range ws {
+			t.problems = append(t.problems, Problem{Namespace: r.Namespace, Name: r.Name, Reason: w.reason, Message: w.message, Warning: true})
+		}
 	}
 	t.backends = append(t.backends, backend)
-	if a.tls.cert != nil {
-		t.addCertificate(r, a)
+	t.recordAdmission(a)
+	if a.tls.cert != nil && !t.addCertificate(r, a) {
+		served := *a
+		served.tls.cert = nil
+		a = &served
 	}
 	if a.tls.ca != nil {
 		t.caFiles = append(t.caFiles, *a.tls.ca)
 	}
-	t.maps.addRoute(a)
 	t.admitted = append(t.admitted, a)
 }
 
-// addCertificate records an admitted Route's own certificate. One host gets one certificate: when
-// several Routes on a host (different paths) carry certificates, HAProxy serves the first crt-list
-// line whose SNI filter matches, so which one wins would depend on load order (a fresh start and a
-// runtime update would disagree). The oldest Route's certificate is served, like the oldest Route
-// owns the host; the others are admitted with a warning and their certificate is not loaded.
-func (t *translator) addCertificate(r *routev1.Route, a *admission) {
+// addCertificate records an admitted Route's own certificate and reports whether it is served. One
+// host gets one certificate: when several Routes on a host (different paths) carry certificates,
+// HAProxy serves the first crt-list line whose SNI filter matches, so which one wins would depend on
+// load order (a fresh start and a runtime update would disagree). The oldest Route's certificate is
+// served, like the oldest Route owns the host; the others are admitted with a warning and their
+// certificate is not loaded.
+func (t *translator) addCertificate(r *routev1.Route, a *admission) bool {
 	for _, sni := range a.tls.cert.SNI {
 		if owner, taken := t.certOwner[sni]; taken {
 			t.problems = append(t.problems, Problem{Namespace: r.Namespace, Name: r.Name, Reason: ReasonCertificateNotServed, Warning: true,
 				Message: fmt.Sprintf("host %s is served with the certificate of the older Route %s; this Route's certificate is not used", sni, owner)})
-			a.tls.cert = nil
-			return
+			return false
 		}
 	}
 	for _, sni := range a.tls.cert.SNI {
 		t.certOwner[sni] = r.Namespace + "/" + r.Name
 	}
 	t.certificates = append(t.certificates, *a.tls.cert)
+	return true
 }
 
 func (t *translator) problem(r *routev1.Route, rej *rejection) {
 	t.problems = append(t.problems, Problem{Namespace: r.Namespace, Name: r.Name, Reason: rej.reason, Message: rej.message})
 }
 
-// finish assembles the sorted model.
+// finish assembles the sorted model. A Translator's call takes the maps, certificates, CA files,
+// Route records and backend order of its previous call when they are provably the same (reuse).
 func (t *translator) finish() (*model.Config, []Problem) {
 	cfg := &model.Config{
-		Settings:     t.settings(),
-		Frontends:    t.frontends(),
-		Maps:         t.maps.build(t.admitted),
-		Backends:     t.backends,
-		Certificates: t.certificates,
-		CAFiles:      t.caFiles,
+		Settings:  t.settings(),
+		Frontends: t.frontends(),
 	}
-	if cfg.Backends == nil {
-		cfg.Backends = []model.Backend{}
+	if prev := t.reusable(); prev != nil {
+		cfg.Maps, cfg.Certificates, cfg.CAFiles, cfg.Routes = prev.cfg.Maps, prev.cfg.Certificates, prev.cfg.CAFiles, prev.cfg.Routes
+		cfg.Backends = prev.cfg.Backends
+		if t.rebuilt > 0 {
+			cfg.Backends = make([]model.Backend, len(t.backends))
+			for i, j := range prev.order {
+				cfg.Backends[i] = *t.backends[j]
+			}
+		}
+		t.remember(cfg, prev.order)
+		return cfg, sortProblems(t.problems)
 	}
-	sort.Slice(cfg.Backends, func(i, j int) bool { return cfg.Backends[i].Name < cfg.Backends[j].Name })
+	for _, a := range t.admitted {
+		t.maps.addRoute(a)
+	}
+	cfg.Maps = t.maps.build(t.admitted)
+	var order []int
+	cfg.Backends, order = sortBackends(t.backends)
+	cfg.Certificates, cfg.CAFiles = t.certificates, t.caFiles
 	sort.Slice(cfg.Certificates, func(i, j int) bool { return cfg.Certificates[i].Name < cfg.Certificates[j].Name })
 	sort.Slice(cfg.CAFiles, func(i, j int) bool { return cfg.CAFiles[i].Name < cfg.CAFiles[j].Name })
 	for _, a := range t.admitted {
@@ -211,7 +258,24 @@ func (t *translator) finish() (*model.Config, []Problem) {
 		}
 		return cfg.Routes[i].Name < cfg.Routes[j].Name
 	})
+	t.remember(cfg, order)
 	return cfg, sortProblems(t.problems)
+}
+
+// sortBackends returns the backends sorted by name (never nil) and, for each position of the result,
+// the index in backends it comes from. Backend names are unique (one per Route, and duplicated Routes
+// are rejected), so the order is the same whatever the sorting algorithm.
+func sortBackends(backends []*model.Backend) ([]model.Backend, []int) {
+	order := make([]int, len(backends))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(i, j int) bool { return backends[order[i]].Name < backends[order[j]].Name })
+	out := make([]model.Backend, len(backends))
+	for i, j := range order {
+		out[i] = *backends[j]
+	}
+	return out, order
 }
 
 // sortProblems sorts by namespace, name, reason, message and warning flag, and drops exact duplicates.
