@@ -126,7 +126,7 @@ func TestCosmeticAnnotationsInvalid(t *testing.T) {
 			if len(cfg.Routes) != 1 {
 				t.Fatalf("not admitted: %v", problems)
 			}
-			if diff := tt.check(&cfg.Backends[0]); diff != "" {
+			if diff := tt.check(cfg.Backends[0]); diff != "" {
 				t.Errorf("the backend has %s, want the default", diff)
 			}
 			if len(problems) != 1 {
@@ -181,7 +181,7 @@ func TestAnnotationBounds(t *testing.T) {
 			if len(cfg.Routes) != 1 {
 				t.Fatalf("not admitted: %v", problems)
 			}
-			if got := tt.get(&cfg.Backends[0]); got != tt.want {
+			if got := tt.get(cfg.Backends[0]); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 			switch {

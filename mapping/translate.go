@@ -232,9 +232,9 @@ func (t *translator) finish() (*model.Config, []Problem) {
 		cfg.Maps, cfg.Certificates, cfg.CAFiles, cfg.Routes = prev.cfg.Maps, prev.cfg.Certificates, prev.cfg.CAFiles, prev.cfg.Routes
 		cfg.Backends = prev.cfg.Backends
 		if t.rebuilt > 0 {
-			cfg.Backends = make([]model.Backend, len(t.backends))
+			cfg.Backends = make([]*model.Backend, len(t.backends))
 			for i, j := range prev.order {
-				cfg.Backends[i] = *t.backends[j]
+				cfg.Backends[i] = t.backends[j]
 			}
 		}
 		t.remember(cfg, prev.order)
@@ -265,15 +265,15 @@ func (t *translator) finish() (*model.Config, []Problem) {
 // sortBackends returns the backends sorted by name (never nil) and, for each position of the result,
 // the index in backends it comes from. Backend names are unique (one per Route, and duplicated Routes
 // are rejected), so the order is the same whatever the sorting algorithm.
-func sortBackends(backends []*model.Backend) ([]model.Backend, []int) {
+func sortBackends(backends []*model.Backend) ([]*model.Backend, []int) {
 	order := make([]int, len(backends))
 	for i := range order {
 		order[i] = i
 	}
 	sort.Slice(order, func(i, j int) bool { return backends[order[i]].Name < backends[order[j]].Name })
-	out := make([]model.Backend, len(backends))
+	out := make([]*model.Backend, len(backends))
 	for i, j := range order {
-		out[i] = *backends[j]
+		out[i] = backends[j]
 	}
 	return out, order
 }

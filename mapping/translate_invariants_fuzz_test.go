@@ -108,14 +108,14 @@ type renderCheck struct {
 	config []byte                         // what HAProxy reads: render.Configuration
 	routes map[string]*routev1.Route      // input Routes by "ns/name"
 	infos  []model.RouteInfo              // admitted Routes
-	byName map[string]model.Backend       // model backends
+	byName map[string]*model.Backend      // model backends
 	certOf map[string][]model.RouteInfo   // admitted Routes by certificate name
 	addrs  map[string]map[netip.Addr]bool // endpoint addresses of the input by namespace
 }
 
 func newRenderCheck(t fatalT, in mapping.Input, opts mapping.Options, cfg *model.Config, files []render.File) *renderCheck {
 	c := &renderCheck{t: t, opts: opts, cfg: cfg, files: map[string][]byte{}, routes: map[string]*routev1.Route{},
-		infos: cfg.Routes, byName: map[string]model.Backend{}, certOf: map[string][]model.RouteInfo{}, addrs: map[string]map[netip.Addr]bool{}}
+		infos: cfg.Routes, byName: map[string]*model.Backend{}, certOf: map[string][]model.RouteInfo{}, addrs: map[string]map[netip.Addr]bool{}}
 	for _, f := range files {
 		c.files[f.Path] = f.Data
 	}

@@ -54,8 +54,8 @@ type routeMemo struct {
 	vdeps     []dep  // lookups of validate
 	vgen      uint64 // the last call that verified vdeps
 
-	built   bool // backend, bwarn and bdeps are those of adm
-	backend model.Backend
+	built   bool           // backend, bwarn and bdeps are those of adm
+	backend *model.Backend // handed out in results: never modified, a new one per build
 	bwarn   []*rejection
 	bdeps   []dep  // lookups of buildBackend
 	bgen    uint64 // the last call that verified bdeps
@@ -172,7 +172,8 @@ func (t *translator) validated(r *routev1.Route, m *routeMemo) (*admission, *rej
 }
 
 // built is buildBackend(a), taken from the memo when a is the memoized admission and the lookups
-// return the same objects. The result points into the memo: it must not be modified.
+// return the same objects. The result is shared with the memo and earlier results: it must not be
+// modified.
 func (t *translator) built(a *admission, m *routeMemo) (*model.Backend, []*rejection) {
 	if m == nil {
 		t.rebuilt++
@@ -181,13 +182,13 @@ func (t *translator) built(a *admission, m *routeMemo) (*model.Backend, []*rejec
 	}
 	if m.built && m.adm == a && t.inc.hold(m.bdeps, m.bgen) {
 		m.bgen = t.inc.gen
-		return &m.backend, m.bwarn
+		return m.backend, m.bwarn
 	}
 	t.rebuilt++
 	t.inc.rec.take()
 	b, warnings := t.buildBackend(a)
-	m.built, m.backend, m.bwarn, m.bdeps, m.bgen = true, b, warnings, t.inc.rec.take(), t.inc.gen
-	return &m.backend, warnings
+	m.built, m.backend, m.bwarn, m.bdeps, m.bgen = true, &b, warnings, t.inc.rec.take(), t.inc.gen
+	return m.backend, warnings
 }
 
 // hold reports whether every recorded lookup returns the same objects in this call's index. A lookup

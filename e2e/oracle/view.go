@@ -46,7 +46,7 @@ func NewView(cfg *model.Config, skip map[string]bool) View {
 	v := View{Routes: map[string]*RouteView{}}
 	byName := map[string]*model.Backend{}
 	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
+		b := cfg.Backends[i]
 		byName[b.Name] = b
 		var servers []string
 		for _, s := range b.Servers {

@@ -26,7 +26,7 @@ func viewPair() (a, b *model.Config) {
 	}
 	a = &model.Config{
 		Maps: maps("be_http:_spare:random-00"),
-		Backends: []model.Backend{
+		Backends: []*model.Backend{
 			{Name: "be_http:_spare:random-00", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", Spare: true, Route: "ns/r", Servers: srv()},
 			{Name: "be_http:_spare:random-01", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", Spare: true},
 			{Name: "be_http:ns:gone", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", Retired: true},
@@ -35,7 +35,7 @@ func viewPair() (a, b *model.Config) {
 	}
 	b = &model.Config{
 		Maps: maps("be_http:ns:r"),
-		Backends: []model.Backend{
+		Backends: []*model.Backend{
 			{Name: "be_http:_spare:random-00", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", Spare: true},
 			{Name: "be_http:ns:r", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", Route: "ns/r", Servers: srv()},
 		},

@@ -12,8 +12,11 @@ func (c *Config) Clone() *Config {
 		out.Maps[i].Entries = slices.Clone(out.Maps[i].Entries)
 	}
 	out.Backends = slices.Clone(c.Backends)
-	for i := range out.Backends {
-		out.Backends[i] = out.Backends[i].Clone()
+	for i, b := range out.Backends {
+		if b != nil {
+			nb := b.Clone()
+			out.Backends[i] = &nb
+		}
 	}
 	out.Certificates = slices.Clone(c.Certificates)
 	for i := range out.Certificates {

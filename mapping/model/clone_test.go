@@ -20,7 +20,11 @@ func TestCloneCoversEveryReference(t *testing.T) {
 				walk(prefix+f.Name+".", f.Type.Elem())
 			case reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan:
 				refs = append(refs, prefix+f.Name)
-				if e := f.Type.Elem(); f.Type.Kind() == reflect.Slice && e.Kind() == reflect.Struct {
+				e := f.Type.Elem()
+				if f.Type.Kind() == reflect.Slice && e.Kind() == reflect.Pointer {
+					e = e.Elem() // []*Backend: Clone copies each element too
+				}
+				if f.Type.Kind() == reflect.Slice && e.Kind() == reflect.Struct {
 					walk(prefix+f.Name+"[].", e)
 				}
 			case reflect.Struct:
@@ -62,7 +66,7 @@ func TestConfigClone(t *testing.T) {
 	c := &Config{
 		Frontends:    []Frontend{{Name: "public"}},
 		Maps:         []MapFile{{Name: "m", Entries: []MapEntry{{Key: "k", Value: "v"}}}},
-		Backends:     []Backend{{Name: "be", Cookie: &Cookie{Name: "c"}, Servers: []Server{{Name: "s"}}}},
+		Backends:     []*Backend{{Name: "be", Cookie: &Cookie{Name: "c"}, Servers: []Server{{Name: "s"}}}},
 		Certificates: []Certificate{{Name: "crt", SNI: []string{"a.example.com"}}},
 		CAFiles:      []CAFile{{Name: "ca", PEM: "P"}},
 		Routes:       []RouteInfo{{Namespace: "ns", Name: "r"}},
@@ -81,7 +85,7 @@ func TestConfigClone(t *testing.T) {
 }
 
 func TestCloneKeepsNil(t *testing.T) {
-	c := &Config{Backends: []Backend{{Name: "be"}}}
+	c := &Config{Backends: []*Backend{{Name: "be"}}}
 	if d := c.Clone(); !reflect.DeepEqual(c, d) {
 		t.Fatalf("clone of a config with nil slices differs: %+v", d)
 	}

@@ -8,8 +8,10 @@ type Config struct {
 	Frontends []Frontend `json:"frontends" yaml:"frontends"`
 	// Maps are the lookup tables the frontends consult, sorted by Name.
 	Maps []MapFile `json:"maps" yaml:"maps"`
-	// Backends are sorted by Name.
-	Backends []Backend `json:"backends" yaml:"backends"`
+	// Backends are sorted by Name. A Config and what it points to are read-only once built: states
+	// that follow one another share the backends that did not change (the very pointers), which is
+	// how the planner and the renderer skip them at once.
+	Backends []*Backend `json:"backends" yaml:"backends"`
 	// Certificates are the TLS certificates served by the TLS-terminating frontends, sorted by Name.
 	Certificates []Certificate `json:"certificates,omitempty" yaml:"certificates,omitempty"`
 	// CAFiles are CA bundles used to verify re-encrypted backends, sorted by Name.

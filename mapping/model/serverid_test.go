@@ -56,7 +56,7 @@ func TestAssignServerIDs(t *testing.T) {
 	if servers[0].ID != id || servers[1].ID != want || servers[2].ID != ServerIDOf(servers[2].Name) {
 		t.Fatalf("ids %d %d %d; want %d %d %d", servers[0].ID, servers[1].ID, servers[2].ID, id, want, ServerIDOf(servers[2].Name))
 	}
-	c := &Config{Backends: []Backend{{Name: "be", Kind: KindHTTP, Mode: ModeHTTP, Balance: "random", Servers: servers}}}
+	c := &Config{Backends: []*Backend{{Name: "be", Kind: KindHTTP, Mode: ModeHTTP, Balance: "random", Servers: servers}}}
 	for i := range servers {
 		servers[i].Addr, servers[i].Port, servers[i].State = "10.0.0.1", 80, StateReady
 	}

@@ -27,9 +27,12 @@ func (c *Config) Validate() error {
 		errs = append(errs, c.Maps[i].Validate())
 	}
 	backends := map[string]bool{}
-	for i := range c.Backends {
-		b := &c.Backends[i]
-		if i > 0 && c.Backends[i-1].Name >= b.Name {
+	for i, b := range c.Backends {
+		if b == nil {
+			add("backend %d: nil", i)
+			continue
+		}
+		if i > 0 && c.Backends[i-1] != nil && c.Backends[i-1].Name >= b.Name {
 			add("backends not sorted or duplicate at %q", b.Name)
 		}
 		backends[b.Name] = true
@@ -224,7 +227,7 @@ func isAlnum(r rune) bool {
 func (c *Config) Backend(name string) *Backend {
 	i := sort.Search(len(c.Backends), func(i int) bool { return c.Backends[i].Name >= name })
 	if i < len(c.Backends) && c.Backends[i].Name == name {
-		return &c.Backends[i]
+		return c.Backends[i]
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ func validConfig() *Config {
 			{Name: MapHTTP, Entries: []MapEntry{{Key: "=a.example.com/api", Value: "be_http:ns:r"}, {Key: "a.example.com/api/", Value: "be_http:ns:r"}}},
 			{Name: MapTCP},
 		},
-		Backends: []Backend{{
+		Backends: []*Backend{{
 			Name: "be_http:ns:r", Kind: KindHTTP, Mode: ModeHTTP, Balance: "random",
 			Servers: []Server{
 				{Name: "pod:p1:svc:http:10.0.0.1:8080", ID: 1, Addr: "10.0.0.1", Port: 8080, Weight: 256, State: StateReady},

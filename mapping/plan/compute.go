@@ -97,7 +97,7 @@ func Reload(desired *model.Config, o Options, r Reason) Plan {
 
 // refillReasons returns a PoolRefill reason per pool whose free spares among backends are fewer than
 // its size.
-func refillReasons(backends []model.Backend, s *model.Settings, sizes PoolSizes) []Reason {
+func refillReasons(backends []*model.Backend, s *model.Settings, sizes PoolSizes) []Reason {
 	free := FreeSpares(&model.Config{Backends: backends})
 	var out []Reason
 	for _, k := range Pools(s) {

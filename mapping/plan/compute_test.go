@@ -455,17 +455,19 @@ func TestComputeRetriesDeferredDeletions(t *testing.T) {
 	applied := plan.WithPool(d)
 
 	// A leftover server in maint on a live backend that desired also has (re-added meanwhile)...
-	live := applied.Backend("be_http:app:plain")
-	if live == nil || len(live.Servers) == 0 {
+	k := slices.IndexFunc(applied.Backends, func(b *model.Backend) bool { return b.Name == "be_http:app:plain" })
+	if k < 0 || len(applied.Backends[k].Servers) == 0 {
 		t.Fatal("fixture: be_http:app:plain has no servers")
 	}
+	// WithPool shares backends and their servers with desired (read-only): copy before changing.
+	live := *applied.Backends[k]
 	kept := live.Servers[0].Name
-	// Next and WithPool share server slices with desired (read-only): copy before changing.
 	live.Servers = append([]model.Server(nil), live.Servers...)
 	live.Servers[0].State = model.StateMaint
+	applied.Backends[k] = &live
 	// ...and one on a retired backend.
 	leftover := model.Server{Name: "pod:old:svc:http:10.9.9.9:8080", ID: 9, Addr: "10.9.9.9", Port: 8080, Weight: 1, State: model.StateMaint}
-	applied.Backends = append(applied.Backends, model.Backend{Name: "be_http:app:gone", Kind: model.KindHTTP, Mode: model.ModeHTTP,
+	applied.Backends = append(applied.Backends, &model.Backend{Name: "be_http:app:gone", Kind: model.KindHTTP, Mode: model.ModeHTTP,
 		Balance: "random", CheckInterval: "5000ms", Retired: true, Servers: []model.Server{leftover}})
 	sort.Slice(applied.Backends, func(i, j int) bool { return applied.Backends[i].Name < applied.Backends[j].Name })
 	if err := applied.Validate(); err != nil {

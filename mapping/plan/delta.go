@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/haroute/haroute/mapping/model"
@@ -40,7 +41,7 @@ func ComputeDelta(applied, base, desired *model.Config, dirty map[string]bool, o
 	limit := len(desired.Backends)/maxDeltaShare + 1
 	var changed []int // indices in desired, in name order
 	for j := range desired.Backends {
-		d, b := &desired.Backends[j], &base.Backends[j]
+		d, b := desired.Backends[j], base.Backends[j]
 		if d.Name != b.Name {
 			return Plan{}, false
 		}
@@ -59,21 +60,20 @@ func ComputeDelta(applied, base, desired *model.Config, dirty map[string]bool, o
 		}
 	}
 
-	backends := make([]model.Backend, len(applied.Backends))
-	copy(backends, applied.Backends)
+	backends := slices.Clone(applied.Backends)
 	var ops, late []Op
 	for _, j := range changed {
-		d := &desired.Backends[j]
+		d := desired.Backends[j]
 		ai := indexOf(applied.Backends, d.Name)
 		if ai < 0 {
 			return Plan{}, false
 		}
-		a := &applied.Backends[ai]
+		a := applied.Backends[ai]
 		if a.Spare || a.Retired || d.Spare || d.Retired || d.Route == "" || a.Route != d.Route || !sameOptions(a, d) {
 			return Plan{}, false
 		}
 		backends[ai] = nextOf(a, d)
-		early, l := backendServerOps(a, &backends[ai])
+		early, l := backendServerOps(a, backends[ai])
 		ops, late = append(ops, early...), append(late, l...)
 	}
 	ops = append(ops, late...) // Diff's order: removals of Route-less backends come last
@@ -102,7 +102,7 @@ func ComputeDelta(applied, base, desired *model.Config, dirty map[string]bool, o
 
 // indexOf returns the index of the backend named name in backends, sorted by name (model.Config),
 // or -1.
-func indexOf(backends []model.Backend, name string) int {
+func indexOf(backends []*model.Backend, name string) int {
 	i := sort.Search(len(backends), func(i int) bool { return backends[i].Name >= name })
 	if i < len(backends) && backends[i].Name == name {
 		return i

@@ -83,7 +83,9 @@ func TestComputeDeltaDeclines(t *testing.T) {
 		},
 		"options": func(c *model.Config) {
 			c.Backends = slices.Clone(c.Backends)
-			c.Backends[0].Balance = "leastconn"
+			b := *c.Backends[0]
+			b.Balance = "leastconn"
+			c.Backends[0] = &b
 		},
 	} {
 		c := *base
@@ -106,8 +108,8 @@ func shareWith(prev, d *model.Config) *model.Config {
 	out := *d
 	out.Backends = slices.Clone(d.Backends)
 	for j := range out.Backends {
-		if p := prev.Backend(out.Backends[j].Name); p != nil && p.Equal(&out.Backends[j]) {
-			out.Backends[j] = *p
+		if p := prev.Backend(out.Backends[j].Name); p != nil && p.Equal(out.Backends[j]) {
+			out.Backends[j] = p
 		}
 	}
 	if reflect.DeepEqual(d.Maps, prev.Maps) {

@@ -78,7 +78,7 @@ func sameBackends(from, to *model.Config) error {
 	}
 	var errs []error
 	for i := range from.Backends {
-		a, b := &from.Backends[i], &to.Backends[i]
+		a, b := from.Backends[i], to.Backends[i]
 		if a.Name != b.Name {
 			return fmt.Errorf("backend %q where %q runs: backends can only be added or removed by a reload", b.Name, a.Name)
 		}

@@ -145,8 +145,8 @@ func checkServes(t testing.TB, next, desired *model.Config) {
 		if db == nil || nb == nil {
 			t.Fatalf("route %s/%s: backend missing (desired %v, next %v)", dr.Namespace, dr.Name, db != nil, nb != nil)
 		}
-		if !reflect.DeepEqual(plantest.RuntimeView(&model.Config{Backends: []model.Backend{{Servers: db.Servers}}}),
-			plantest.RuntimeView(&model.Config{Backends: []model.Backend{{Servers: nb.Servers}}})) {
+		if !reflect.DeepEqual(plantest.RuntimeView(&model.Config{Backends: []*model.Backend{{Servers: db.Servers}}}),
+			plantest.RuntimeView(&model.Config{Backends: []*model.Backend{{Servers: nb.Servers}}})) {
 			t.Fatalf("route %s/%s: %s serves %v, desired %s %v", dr.Namespace, dr.Name, nb.Name, nb.Servers, db.Name, db.Servers)
 		}
 		if nb.Route != db.Route || nb.Retired || nb.Balance != db.Balance || !reflect.DeepEqual(nb.TLS, db.TLS) {
@@ -193,7 +193,7 @@ func opsText(ops []plan.Op) string {
 // viewDiff describes the first differences between two runtime views.
 func viewDiff(got, want *model.Config) string {
 	var out []string
-	gb, wb := map[string]model.Backend{}, map[string]model.Backend{}
+	gb, wb := map[string]*model.Backend{}, map[string]*model.Backend{}
 	for _, b := range got.Backends {
 		gb[b.Name] = b
 	}

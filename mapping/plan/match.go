@@ -11,7 +11,7 @@ import (
 // matching is the result of pairing desired backends with applied ones.
 type matching struct {
 	// next holds the backends of Next: one per applied backend, under the applied name.
-	next []model.Backend
+	next []*model.Backend
 	// rename maps a desired backend name to the applied name that serves it, where they differ
 	// (claimed spares).
 	rename map[string]string
@@ -58,7 +58,7 @@ func matchBackends(applied, desired *model.Config) matching {
 	free := map[spareKey][]int{}
 	var servedBy map[string]string // Route → the applied backend that serves it; made when needed
 	for i := range applied.Backends {
-		a := &applied.Backends[i]
+		a := applied.Backends[i]
 		switch {
 		case a.Spare && a.Route == "":
 			k := spareKey{a.Kind, a.Balance}
@@ -72,7 +72,7 @@ func matchBackends(applied, desired *model.Config) matching {
 	}
 	appliedCA := func(path string) bool {
 		for i := range applied.Backends {
-			a := &applied.Backends[i]
+			a := applied.Backends[i]
 			if a.Route != "" && a.TLS != nil && a.TLS.CAFile == path {
 				return true
 			}
@@ -87,15 +87,15 @@ func matchBackends(applied, desired *model.Config) matching {
 	used := make([]bool, len(applied.Backends))
 	served := make([]*model.Backend, len(applied.Backends)) // desired backend served by applied i
 	for j := range desired.Backends {
-		d := &desired.Backends[j]
+		d := desired.Backends[j]
 		if d.Spare || d.Retired || d.Route == "" {
 			i := byName[j]
 			ok := i >= 0
 			switch {
 			case !ok || used[i]:
 				m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name, Detail: "spare, retired or Route-less backend unknown to the applied state"})
-			case len(optionDiff(&applied.Backends[i], d)) > 0:
-				m.reasons = append(m.reasons, Reason{Kind: BackendOptionsChanged, Subject: d.Name, Detail: strings.Join(optionDiff(&applied.Backends[i], d), ", ")})
+			case len(optionDiff(applied.Backends[i], d)) > 0:
+				m.reasons = append(m.reasons, Reason{Kind: BackendOptionsChanged, Subject: d.Name, Detail: strings.Join(optionDiff(applied.Backends[i], d), ", ")})
 			default:
 				used[i], served[i] = true, d
 			}
@@ -103,7 +103,7 @@ func matchBackends(applied, desired *model.Config) matching {
 		}
 		ai := -1
 		if i := byName[j]; i >= 0 && !used[i] {
-			if a := &applied.Backends[i]; !a.Retired || idleFits(a, d, appliedCA, modelCA) {
+			if a := applied.Backends[i]; !a.Retired || idleFits(a, d, appliedCA, modelCA) {
 				ai = i
 			}
 		}
@@ -111,7 +111,7 @@ func matchBackends(applied, desired *model.Config) matching {
 			ai = i
 		}
 		if ai >= 0 {
-			a := &applied.Backends[ai]
+			a := applied.Backends[ai]
 			used[ai] = true
 			if a.Retired || len(optionDiff(a, d)) == 0 {
 				served[ai] = d
@@ -123,7 +123,7 @@ func matchBackends(applied, desired *model.Config) matching {
 		if servedBy == nil {
 			servedBy = make(map[string]string, len(applied.Backends))
 			for i := range applied.Backends {
-				if a := &applied.Backends[i]; a.Route != "" {
+				if a := applied.Backends[i]; a.Route != "" {
 					servedBy[a.Route] = a.Name
 				}
 			}
@@ -151,35 +151,38 @@ func matchBackends(applied, desired *model.Config) matching {
 		return m
 	}
 
-	m.next = make([]model.Backend, len(applied.Backends))
-	for i := range applied.Backends {
-		a := &applied.Backends[i]
-		n := *a // options as applied (equal to desired's where matched)
+	m.next = make([]*model.Backend, len(applied.Backends))
+	for i, a := range applied.Backends {
 		switch d := served[i]; {
 		case d != nil:
-			n = nextOf(a, d)
+			m.next[i] = nextOf(a, d)
 			if a.Name != d.Name {
 				m.rename[d.Name] = a.Name
 			}
 		case a.Spare && a.Route == "", a.Retired:
 			// A free spare or a retired backend keeps its options and has no servers: servers left
 			// there (deletions HAProxy deferred while connections were attached) get removed again.
-			n.Servers = []model.Server{}
+			m.next[i] = a
+			if len(a.Servers) > 0 || a.Servers == nil {
+				n := *a
+				n.Servers = []model.Server{}
+				m.next[i] = &n
+			}
 		case a.Spare:
 			// A released spare: no TLS settings (a backend without servers needs no CA file), and the
 			// free spare's forwarded-headers policy.
+			n := *a
 			n.Route, n.TLS, n.Servers = "", nil, []model.Server{}
 			n.ForwardedHeaders = spareTemplate(&desired.Settings, a.Kind, a.Balance, a.Name).ForwardedHeaders
+			m.next[i] = &n
 		default:
+			n := *a
 			n.Route, n.Retired, n.Servers = "", true, []model.Server{}
 			if a.Kind == model.KindReencrypt {
 				n.TLS = nil // its Route's CA file may go; without servers it needs none
 			}
+			m.next[i] = &n
 		}
-		if n.Servers == nil {
-			n.Servers = []model.Server{}
-		}
-		m.next[i] = n
 	}
 	return m
 }
@@ -187,9 +190,9 @@ func matchBackends(applied, desired *model.Config) matching {
 // nameIndex returns, for each desired backend, the index of the applied backend of the same name
 // (-1 when there is none). Both lists are sorted by name (model.Config), so one merge walk finds them
 // without hashing every name; lists that are not sorted are indexed through a map instead.
-func nameIndex(applied, desired []model.Backend) []int {
+func nameIndex(applied, desired []*model.Backend) []int {
 	out := make([]int, len(desired))
-	sorted := func(bs []model.Backend) bool {
+	sorted := func(bs []*model.Backend) bool {
 		for i := 1; i < len(bs); i++ {
 			if bs[i-1].Name >= bs[i].Name {
 				return false
@@ -228,26 +231,32 @@ func nameIndex(applied, desired []model.Backend) []int {
 }
 
 // nextOf returns Next's backend for applied backend a serving desired backend d with the same
-// options: a's options and name, d's Route and servers. Fields equal to the applied ones keep the
-// applied strings and pointers, so that later comparisons of Next with the applied state (render's
-// block reuse) find them identical.
-func nextOf(a, d *model.Backend) model.Backend {
+// options: a's options and name, d's Route and servers. It is a itself when nothing changes, and
+// otherwise keeps a's strings and pointers where they are equal, so that later comparisons of Next
+// with the applied state (render's block reuse, the next plan) find them identical at once.
+func nextOf(a, d *model.Backend) *model.Backend {
+	route, tls, fh := a.Route, a.TLS, a.ForwardedHeaders
+	if route != d.Route {
+		route = d.Route
+	}
+	if !equalPtr(tls, d.TLS) {
+		tls = d.TLS
+	}
+	if fh != d.ForwardedHeaders {
+		fh = d.ForwardedHeaders
+	}
+	spare, retired := a.Spare || d.Spare, d.Retired
+	servers := a.Servers // kept when equal: Diff then skips the backend's servers at once
+	if !same(a.Servers, d.Servers) && !slices.Equal(a.Servers, d.Servers) {
+		servers = keepServerIDs(a.Servers, d.Servers)
+	}
+	if servers == nil {
+		servers = []model.Server{}
+	}
+	if route == a.Route && tls == a.TLS && fh == a.ForwardedHeaders && spare == a.Spare && retired == a.Retired && same(servers, a.Servers) && a.Servers != nil {
+		return a
+	}
 	n := *a
-	if n.Route != d.Route {
-		n.Route = d.Route
-	}
-	if !equalPtr(n.TLS, d.TLS) {
-		n.TLS = d.TLS
-	}
-	if n.ForwardedHeaders != d.ForwardedHeaders {
-		n.ForwardedHeaders = d.ForwardedHeaders
-	}
-	n.Spare, n.Retired = a.Spare || d.Spare, d.Retired
-	if !slices.Equal(a.Servers, d.Servers) {
-		n.Servers = keepServerIDs(a.Servers, d.Servers)
-	} // else n keeps a's slice, which lets Diff skip the backend's servers at once
-	if n.Servers == nil {
-		n.Servers = []model.Server{}
-	}
-	return n
+	n.Route, n.TLS, n.ForwardedHeaders, n.Spare, n.Retired, n.Servers = route, tls, fh, spare, retired, servers
+	return &n
 }

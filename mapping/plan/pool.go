@@ -106,12 +106,13 @@ func WithPoolSizes(desired *model.Config, sizes PoolSizes) *model.Config {
 	}
 	out := *desired
 	s := &desired.Settings
-	out.Backends = make([]model.Backend, 0, len(desired.Backends)+max(0, s.SparePoolSize)*len(kinds)*2)
+	out.Backends = make([]*model.Backend, 0, len(desired.Backends)+max(0, s.SparePoolSize)*len(kinds)*2)
 	out.Backends = append(out.Backends, desired.Backends...)
 	for _, k := range kinds {
 		for _, balance := range balanceVariants(s, k) {
 			for i := range sizes.size(s, PoolKey{k, balance}) {
-				out.Backends = append(out.Backends, freeSpare(s, k, balance, i))
+				spare := freeSpare(s, k, balance, i)
+				out.Backends = append(out.Backends, &spare)
 			}
 		}
 	}
@@ -123,7 +124,7 @@ func WithPoolSizes(desired *model.Config, sizes PoolSizes) *model.Config {
 func FreeSpares(cfg *model.Config) map[PoolKey]int {
 	out := map[PoolKey]int{}
 	for i := range cfg.Backends {
-		if b := &cfg.Backends[i]; b.Spare && b.Route == "" {
+		if b := cfg.Backends[i]; b.Spare && b.Route == "" {
 			out[PoolKey{b.Kind, b.Balance}]++
 		}
 	}
@@ -141,6 +142,6 @@ func Pools(s *model.Settings) []PoolKey {
 	return out
 }
 
-func sortBackends(bs []model.Backend) {
+func sortBackends(bs []*model.Backend) {
 	sort.Slice(bs, func(i, j int) bool { return bs[i].Name < bs[j].Name })
 }

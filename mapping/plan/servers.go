@@ -76,9 +76,9 @@ func sameIDs(applied, desired []model.Server) bool {
 // states of the new servers, weight and state changes, and the removals of backends that keep or gain
 // a Route; late holds the removals of backends without a Route in to (released spares, retired
 // backends), to run after the map deletes.
-func serversOps(from, to []model.Backend) (early, late []Op) {
+func serversOps(from, to []*model.Backend) (early, late []Op) {
 	for i := range to {
-		e, l := backendServerOps(&from[i], &to[i])
+		e, l := backendServerOps(from[i], to[i])
 		early = append(early, e...)
 		late = append(late, l...)
 	}
@@ -161,15 +161,16 @@ func AsStarted(cfg *model.Config) *model.Config {
 	}
 	out := *cfg
 	out.Backends = slices.Clone(cfg.Backends)
-	for i := range out.Backends {
-		b := &out.Backends[i]
+	for i, b := range out.Backends {
 		if !slices.ContainsFunc(b.Servers, func(s model.Server) bool { return !s.HealthCheck }) {
 			continue
 		}
-		b.Servers = slices.Clone(b.Servers)
-		for j := range b.Servers {
-			b.Servers[j].HealthCheck = true
+		nb := *b // cfg's backends are shared, never modified
+		nb.Servers = slices.Clone(b.Servers)
+		for j := range nb.Servers {
+			nb.Servers[j].HealthCheck = true
 		}
+		out.Backends[i] = &nb
 	}
 	return &out
 }

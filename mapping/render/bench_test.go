@@ -24,7 +24,7 @@ func BenchmarkRender(b *testing.B) {
 				Name: fmt.Sprintf("pod:p%d:svc:http:%s:8080", j, addr), Addr: addr, Port: 8080, Weight: 256, State: model.StateReady,
 			})
 		}
-		cfg.Backends = append(cfg.Backends, be)
+		cfg.Backends = append(cfg.Backends, &be)
 		httpEntries = append(httpEntries, model.MapEntry{Key: fmt.Sprintf("host%d.example.com/", i), Value: name})
 	}
 	sort.Slice(cfg.Backends, func(i, j int) bool { return cfg.Backends[i].Name < cfg.Backends[j].Name })
@@ -52,7 +52,7 @@ func BenchmarkRender(b *testing.B) {
 		b.ReportAllocs()
 		i := 0
 		for b.Loop() {
-			be := &cfg.Backends[i%len(cfg.Backends)]
+			be := cfg.Backends[i%len(cfg.Backends)]
 			be.Servers = append([]model.Server(nil), be.Servers...)
 			be.Servers[0].Weight = int32(1 + i%256)
 			i++

@@ -172,7 +172,7 @@ func (f *fixture) model(t testing.TB) *model.Config {
 			)},
 			{Name: model.MapWildcardDomain, Entries: entries("*.wild.example.com", "1")},
 		},
-		Backends: []model.Backend{
+		Backends: []*model.Backend{
 			{
 				Name: edge, Kind: model.KindEdge, Mode: model.ModeHTTP, Route: "ns1/edge", Balance: "roundrobin",
 				Cookie:        &model.Cookie{Name: "edge_cookie", Key: "0123456789abcdef", Secure: true, SameSite: "Lax"},

@@ -34,7 +34,7 @@ func MaskRuntime(config []byte, cfg *model.Config, dir string) ([]byte, error) {
 	owned := map[string]struct{}{}
 	for _, b := range cfg.Backends {
 		for _, s := range b.Servers {
-			line, err := f.serverLine(b, s)
+			line, err := f.serverLine(*b, s)
 			if err != nil {
 				return nil, fmt.Errorf("mask: backend %s: %w", b.Name, err)
 			}
@@ -113,7 +113,7 @@ func (r *Renderer) blockMask(blk *block) ([]byte, error) {
 	}
 	owned := make(map[string]struct{}, len(blk.backend.Servers))
 	for _, s := range blk.backend.Servers {
-		line, err := r.lastFuncs.serverLine(blk.backend, s)
+		line, err := r.lastFuncs.serverLine(*blk.backend, s)
 		if err != nil {
 			return nil, fmt.Errorf("mask: backend %s: %w", blk.backend.Name, err)
 		}

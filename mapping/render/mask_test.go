@@ -39,7 +39,7 @@ func TestMaskRuntime(t *testing.T) {
 
 	// Servers added, removed, reweighted: the runtime path's, the mask does not change.
 	servs := cfg.Clone()
-	b := &servs.Backends[0]
+	b := servs.Backends[0]
 	extra := b.Servers[0]
 	extra.Name, extra.ID, extra.Weight = "zz-extra", extra.ID+1, 3
 	b.Servers = append(slices.Clone(b.Servers), extra)

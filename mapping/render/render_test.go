@@ -548,7 +548,7 @@ func TestRenderRefusesBadModels(t *testing.T) {
 		"unknown kind":            func(c *model.Config) { backend(c, edge).Kind = "ingress" },
 		"kind and mode differ":    func(c *model.Config) { backend(c, pass).Mode = model.ModeHTTP },
 		"reserved backend name": func(c *model.Config) {
-			c.Backends = append(c.Backends, model.Backend{Name: model.NoSNIBackend, Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random"})
+			c.Backends = append(c.Backends, &model.Backend{Name: model.NoSNIBackend, Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random"})
 			sort.Slice(c.Backends, func(i, j int) bool { return c.Backends[i].Name < c.Backends[j].Name })
 		},
 		"bind with env":     func(c *model.Config) { c.Frontends[0].Bind = "${ADDR}:80" },

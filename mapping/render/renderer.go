@@ -72,10 +72,10 @@ type Renderer struct {
 
 	ctx    blockContext
 	blocks map[string]*block
-	// order holds this render's block of every backend (scratch, reused).
-	order  []*block
-	shards [BackendShards]shard
-	main   []byte
+	// order holds this render's block of every backend, prev the last render's (swapped, reused).
+	order, prev []*block
+	shards      [BackendShards]shard
+	main        []byte
 	// defaultBackends is the text of DefaultBackendFile.
 	defaultBackends []byte
 	maps            map[string]*mapState
@@ -90,7 +90,9 @@ type Renderer struct {
 
 // block is the rendered text of one backend.
 type block struct {
-	backend model.Backend
+	// backend is the backend rendered: the caller's, read-only (model.Config), so that the same
+	// pointer in a later state is the same backend.
+	backend *model.Backend
 	text    string
 	shard   int
 	// mask is text without the backend's server lines (nil until Masks needs it).
@@ -152,7 +154,7 @@ func NewRenderer(opts Options) (*Renderer, error) {
 
 // reset forgets everything rendered.
 func (r *Renderer) reset() {
-	r.blocks = map[string]*block{}
+	r.blocks, r.order, r.prev = map[string]*block{}, nil, nil
 	r.shards = [BackendShards]shard{}
 	r.ctx = blockContext{}
 	r.main, r.defaultBackends, r.mainMask, r.maskedFor = nil, nil, nil, nil
@@ -209,7 +211,7 @@ func (r *Renderer) render(cfg *model.Config) ([]File, error) {
 	}
 	ctx := newBlockContext(r.tmpl, r.custom, data)
 	if !ctx.equal(r.ctx) {
-		r.blocks, r.ctx = map[string]*block{}, ctx
+		r.blocks, r.ctx, r.order = map[string]*block{}, ctx, nil
 		for i := range r.shards {
 			r.shards[i].count = -1 // made again (an unchanged text keeps its Data)
 		}
@@ -248,7 +250,7 @@ func (r *Renderer) render(cfg *model.Config) ([]File, error) {
 	files = append(files, mapFiles...)
 	if sharded {
 		for _, i := range misses {
-			blk, err := r.renderBlock(f, &cfg.Backends[i], gen)
+			blk, err := r.renderBlock(f, cfg.Backends[i], gen)
 			if err != nil {
 				return nil, fmt.Errorf("%s: backend %q: %w", ShardFile(cfg.Backends[i].Name), cfg.Backends[i].Name, err)
 			}
@@ -282,18 +284,33 @@ func (r *Renderer) render(cfg *model.Config) ([]File, error) {
 }
 
 // matchBlocks finds every backend's block, checks the order of the backends and validates the ones
-// without an equal block (misses, returned by index). It fills r.order.
-func (r *Renderer) matchBlocks(backends []model.Backend, gen uint64) ([]int, error) {
+// without an equal block (misses, returned by index). It fills r.order. A backend that is the very
+// one the last render had at the same index takes its block without a lookup.
+func (r *Renderer) matchBlocks(backends []*model.Backend, gen uint64) ([]int, error) {
+	r.order, r.prev = r.prev, r.order
 	r.order = slices.Grow(r.order[:0], len(backends))[:len(backends)]
+	prev := r.prev
+	if len(prev) != len(backends) {
+		prev = nil
+	}
 	var misses []int
 	var errs []error
-	for i := range backends {
-		b := &backends[i]
-		if i > 0 && backends[i-1].Name >= b.Name {
+	for i, b := range backends {
+		if b == nil {
+			errs = append(errs, invalidModel{fmt.Errorf("backend %d: nil", i)})
+			r.order[i] = nil
+			continue
+		}
+		if i > 0 && backends[i-1] != nil && backends[i-1].Name >= b.Name {
 			errs = append(errs, invalidModel{fmt.Errorf("backends not sorted or duplicate at %q", b.Name)})
 		}
+		if prev != nil && prev[i] != nil && prev[i].backend == b {
+			prev[i].seen = gen
+			r.order[i] = prev[i]
+			continue
+		}
 		if blk := r.blocks[b.Name]; blk != nil && blk.backend.Equal(b) {
-			blk.seen = gen
+			blk.seen, blk.backend = gen, b // the newest pointer, for the next render's identity check
 			r.order[i] = blk
 			continue
 		}
@@ -315,7 +332,7 @@ func (r *Renderer) renderBlock(f *funcs, b *model.Backend, gen uint64) (*block, 
 	if err := f.tmpl.ExecuteTemplate(&sb, "backend", *b); err != nil {
 		return nil, err
 	}
-	blk := &block{backend: b.Clone(), text: sb.String(), shard: shardOf(b.Name), seen: gen}
+	blk := &block{backend: b, text: sb.String(), shard: shardOf(b.Name), seen: gen}
 	if old := r.blocks[b.Name]; old != nil {
 		r.shards[old.shard].count = -1 // its file changes even if the count stays
 	}
@@ -339,12 +356,8 @@ func (r *Renderer) sweep(backends int) {
 
 // shardFiles returns the backend files (BackendsDir): DefaultBackendFile and one file per shard that
 // holds backends. Shards whose backends are the same blocks as in the last render keep their Data.
-func (r *Renderer) shardFiles(c *template.Template, backends []model.Backend) ([]File, error) {
-	var members [BackendShards][]*block
-	for i := range backends {
-		blk := r.order[i]
-		members[blk.shard] = append(members[blk.shard], blk)
-	}
+func (r *Renderer) shardFiles(c *template.Template, backends []*model.Backend) ([]File, error) {
+	members := r.members(len(backends))
 	var files []File
 	if c.Lookup("default-backends") != nil {
 		var sb strings.Builder
@@ -375,6 +388,47 @@ func (r *Renderer) shardFiles(c *template.Template, backends []model.Backend) ([
 		}
 	}
 	return files, nil
+}
+
+// members returns the blocks of every shard, in name order, for r.order (n backends): when the last
+// render was sharded and had the same backend names at the same indices, its lists with the blocks
+// that changed replaced (which costs what changed), else lists made anew.
+func (r *Renderer) members(n int) [BackendShards][]*block {
+	var out [BackendShards][]*block
+	if r.sharded && len(r.prev) == n && n > 0 {
+		for k := range r.shards {
+			out[k] = r.shards[k].members
+		}
+		var copied [BackendShards]bool
+		inPlace := true
+		for i, blk := range r.order {
+			old := r.prev[i]
+			if blk == old {
+				continue
+			}
+			k := blk.shard
+			j := -1
+			if old != nil && old.backend.Name == blk.backend.Name {
+				j = slices.Index(out[k], old)
+			}
+			if j < 0 {
+				inPlace = false
+				break
+			}
+			if !copied[k] {
+				out[k], copied[k] = slices.Clone(out[k]), true
+			}
+			out[k][j] = blk
+		}
+		if inPlace {
+			return out
+		}
+		out = [BackendShards][]*block{}
+	}
+	for _, blk := range r.order {
+		out[blk.shard] = append(out[blk.shard], blk)
+	}
+	return out
 }
 
 // reuse returns old when it holds the same bytes as fresh (so that an unchanged file keeps its

@@ -66,7 +66,7 @@ func rendererWalk(t *testing.T, f *fixture, opts Options) {
 		do   func(c *model.Config) bool
 	}{
 		{"weight", func(c *model.Config) bool {
-			b := &c.Backends[rng.IntN(len(c.Backends))]
+			b := c.Backends[rng.IntN(len(c.Backends))]
 			if len(b.Servers) == 0 {
 				return false
 			}
@@ -74,7 +74,7 @@ func rendererWalk(t *testing.T, f *fixture, opts Options) {
 			return true
 		}},
 		{"state", func(c *model.Config) bool {
-			b := &c.Backends[rng.IntN(len(c.Backends))]
+			b := c.Backends[rng.IntN(len(c.Backends))]
 			if len(b.Servers) == 0 {
 				return false
 			}
@@ -87,7 +87,7 @@ func rendererWalk(t *testing.T, f *fixture, opts Options) {
 			return true
 		}},
 		{"add server", func(c *model.Config) bool {
-			b := &c.Backends[rng.IntN(len(c.Backends))]
+			b := c.Backends[rng.IntN(len(c.Backends))]
 			if b.Kind == model.KindReencrypt {
 				return false // reencrypt servers need a verified host
 			}
@@ -97,7 +97,7 @@ func rendererWalk(t *testing.T, f *fixture, opts Options) {
 			return true
 		}},
 		{"remove server", func(c *model.Config) bool {
-			b := &c.Backends[rng.IntN(len(c.Backends))]
+			b := c.Backends[rng.IntN(len(c.Backends))]
 			if len(b.Servers) == 0 {
 				return false
 			}
@@ -106,7 +106,7 @@ func rendererWalk(t *testing.T, f *fixture, opts Options) {
 			return true
 		}},
 		{"backend option", func(c *model.Config) bool {
-			b := &c.Backends[rng.IntN(len(c.Backends))]
+			b := c.Backends[rng.IntN(len(c.Backends))]
 			b.TimeoutServer = fmt.Sprintf("%ds", 1+rng.IntN(90))
 			return true
 		}},
@@ -125,7 +125,7 @@ func rendererWalk(t *testing.T, f *fixture, opts Options) {
 					return false
 				}
 			}
-			c.Backends = append(c.Backends, b)
+			c.Backends = append(c.Backends, &b)
 			sortBackends(c)
 			return true
 		}},
@@ -140,7 +140,7 @@ func rendererWalk(t *testing.T, f *fixture, opts Options) {
 			return true
 		}},
 		{"retire backend", func(c *model.Config) bool {
-			b := &c.Backends[rng.IntN(len(c.Backends))]
+			b := c.Backends[rng.IntN(len(c.Backends))]
 			if b.Route == "" || b.Retired {
 				return false
 			}

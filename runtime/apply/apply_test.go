@@ -90,7 +90,7 @@ func testConfig() *model.Config {
 	return &model.Config{
 		Settings: model.Settings{BufSize: 16384 + payloadMargin + 100},
 		Maps:     []model.MapFile{{Name: model.MapHTTP}},
-		Backends: []model.Backend{{
+		Backends: []*model.Backend{{
 			Name: "be_secure:ns:r", Kind: model.KindReencrypt, Mode: model.ModeHTTP, Route: "ns/r", Balance: "roundrobin",
 			CheckInterval: "5000ms", TLS: &model.BackendTLS{CAFile: "ns:r.ca.pem"},
 			Servers: []model.Server{{Name: "pod:p:svc:https:10.0.0.1:8443", ID: 17, Addr: "10.0.0.1", Port: 8443, Weight: 3,
@@ -107,7 +107,7 @@ func TestOpCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, s := next.Backends[0], next.Backends[0].Servers[0]
+	b, s := *next.Backends[0], next.Backends[0].Servers[0]
 	cert, ca := next.Certificates[0], next.CAFiles[0]
 	httpMap := "/h/conf/os_http_be.map"
 	cases := []struct {
@@ -164,7 +164,7 @@ func TestOpCommands(t *testing.T) {
 func TestAddServerWithCookieByVersion(t *testing.T) {
 	next := testConfig()
 	paths, _ := render.PathsFor(next, dir)
-	b := withCookie(next.Backends[0])
+	b := withCookie(*next.Backends[0])
 	s1, s2 := b.Servers[0], b.Servers[0]
 	s2.Name, s2.ID = "pod:q:svc:https:10.0.0.2:8443", 18
 	s2.Addr = "10.0.0.2"

@@ -91,7 +91,7 @@ func TestInstanceRuntimeThenFallback(t *testing.T) {
 		for i := range be.Servers {
 			if be.Servers[i].Addr == "127.0.0.4" {
 				added = &be.Servers[i]
-				spec, err := render.ServerSpec(d3, dir, be, *added)
+				spec, err := render.ServerSpec(d3, dir, *be, *added)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -16,7 +16,7 @@ import (
 func claims(applied, next *model.Config) map[plan.PoolKey]int {
 	out := map[plan.PoolKey]int{}
 	for i := range next.Backends {
-		b := &next.Backends[i]
+		b := next.Backends[i]
 		if !b.Spare || b.Route == "" {
 			continue
 		}
@@ -54,23 +54,26 @@ func withDeferred(next, prev *model.Config, deferred []plan.DelServer) *model.Co
 	out.Backends = slices.Clone(next.Backends)
 	for _, d := range deferred {
 		old := prev.Backend(d.Backend)
-		b := out.Backend(d.Backend)
-		if old == nil || b == nil {
+		k := sort.Search(len(out.Backends), func(k int) bool { return out.Backends[k].Name >= d.Backend })
+		if old == nil || k == len(out.Backends) || out.Backends[k].Name != d.Backend {
 			continue
 		}
+		nb := *out.Backends[k] // next's backends are shared, never modified
+		b := &nb
 		var srv *model.Server
 		for j := range old.Servers {
 			if old.Servers[j].Name == d.Server {
 				srv = &old.Servers[j]
 			}
 		}
-		k := sort.Search(len(b.Servers), func(k int) bool { return b.Servers[k].Name >= d.Server })
-		if srv == nil || (k < len(b.Servers) && b.Servers[k].Name == d.Server) {
+		j := sort.Search(len(b.Servers), func(j int) bool { return b.Servers[j].Name >= d.Server })
+		if srv == nil || (j < len(b.Servers) && b.Servers[j].Name == d.Server) {
 			continue
 		}
 		kept := *srv
 		kept.State = model.StateMaint
-		b.Servers = slices.Insert(slices.Clone(b.Servers), k, kept)
+		b.Servers = slices.Insert(slices.Clone(b.Servers), j, kept)
+		out.Backends[k] = b
 	}
 	return &out
 }

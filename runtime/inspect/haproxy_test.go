@@ -89,7 +89,7 @@ func (l *live) backend(t *testing.T, name string) model.Backend {
 	t.Helper()
 	for _, b := range l.r.Config.Backends {
 		if b.Name == name {
-			return b
+			return *b
 		}
 	}
 	t.Fatalf("fixture: no backend %s", name)

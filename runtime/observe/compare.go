@@ -96,8 +96,8 @@ func onOff(b bool) string {
 	return "off"
 }
 
-func compareBackends(want, got []model.Backend) []Drift {
-	servers := func(bs []model.Backend) map[string]map[string]model.Server {
+func compareBackends(want, got []*model.Backend) []Drift {
+	servers := func(bs []*model.Backend) map[string]map[string]model.Server {
 		out := map[string]map[string]model.Server{}
 		for _, b := range bs {
 			m := map[string]model.Server{}

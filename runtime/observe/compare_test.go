@@ -26,7 +26,7 @@ func appliedFixture(t *testing.T) *model.Config {
 			}},
 			{Name: model.MapWildcardDomain},
 		},
-		Backends: []model.Backend{
+		Backends: []*model.Backend{
 			{Name: "be_http:ns:api", Servers: []model.Server{
 				server("pod:a:svc:http:10.0.0.1:8080", 11, "10.0.0.1", 8080, 1, model.StateReady),
 				server("pod:b:svc:http:10.0.0.2:8080", 12, "10.0.0.2", 8080, 2, model.StateReady),
@@ -55,7 +55,7 @@ func TestCompareEqualIsEmpty(t *testing.T) {
 func TestCompareListsEveryDrift(t *testing.T) {
 	a := appliedFixture(t)
 	o := a.Clone()
-	api := &o.Backends[0]
+	api := o.Backends[0]
 	api.Servers[0].Weight = 7                                                               // weight
 	api.Servers[1].State = model.StateMaint                                                 // state
 	api.Servers = append(api.Servers, server("x", 19, "10.0.0.9", 80, 1, model.StateReady)) // extra

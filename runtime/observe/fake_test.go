@@ -46,7 +46,7 @@ func TestObserveWithFakeRunner(t *testing.T) {
 	ca, _ := selfSigned(t, "ca")
 	applied := &model.Config{
 		Maps: []model.MapFile{{Name: model.MapHTTP, Entries: []model.MapEntry{{Key: "a.example.com/", Value: "be_a"}}}},
-		Backends: []model.Backend{
+		Backends: []*model.Backend{
 			{Name: "be_a", Servers: []model.Server{server("s1", 1, "127.0.0.2", 80, 1, model.StateReady)}},
 			{Name: "be_empty"},
 			{Name: "be_tls", TLS: &model.BackendTLS{CAFile: "ns:ca.pem"}, Servers: []model.Server{
@@ -131,7 +131,7 @@ func TestObserveWithFakeRunner(t *testing.T) {
 func TestObserveStructuralDrift(t *testing.T) {
 	applied := &model.Config{
 		Maps:     []model.MapFile{{Name: model.MapHTTP}},
-		Backends: []model.Backend{{Name: "be_a"}, {Name: "be_b"}},
+		Backends: []*model.Backend{{Name: "be_a"}, {Name: "be_b"}},
 	}
 	base := fakeRunner{
 		"show backend":                              "# name\nbe_a\nbe_b\n",

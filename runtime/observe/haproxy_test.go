@@ -75,7 +75,7 @@ func (l *live) cmd(t *testing.T, cmd, want string) {
 
 // noEmptyServers returns a copy of bs where an empty server list is nil (a spare's list is empty in
 // the model and absent in what HAProxy reports: the same state).
-func noEmptyServers(bs []model.Backend) []model.Backend {
+func noEmptyServers(bs []*model.Backend) []*model.Backend {
 	out := slices.Clone(bs)
 	for i := range out {
 		if len(out[i].Servers) == 0 {
@@ -89,7 +89,7 @@ func backend(t *testing.T, cfg *model.Config, name string) *model.Backend {
 	t.Helper()
 	for i := range cfg.Backends {
 		if cfg.Backends[i].Name == name {
-			return &cfg.Backends[i]
+			return cfg.Backends[i]
 		}
 	}
 	t.Fatalf("no backend %s", name)
@@ -201,7 +201,7 @@ func TestObserveFindsAndRepairsDrift(t *testing.T) {
 func TestObserveUnknownBackendIsStructural(t *testing.T) {
 	l := startLive(t)
 	cfg := *l.r.Config
-	cfg.Backends = append([]model.Backend{{Name: "be_http:web:absent", Kind: model.KindHTTP}}, cfg.Backends...)
+	cfg.Backends = append([]*model.Backend{{Name: "be_http:web:absent", Kind: model.KindHTTP}}, cfg.Backends...)
 	_, err := observe.Observe(context.Background(), l.admin, &cfg, l.paths)
 	if !errors.Is(err, observe.ErrStructuralDrift) || !strings.Contains(err.Error(), "be_http:web:absent") {
 		t.Errorf("error %v, want ErrStructuralDrift naming the backend", err)

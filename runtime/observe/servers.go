@@ -67,7 +67,7 @@ func observeServers(ctx context.Context, r socket.Runner, obs *model.Config) err
 		})
 	}
 	for i := range obs.Backends {
-		b := &obs.Backends[i]
+		b := obs.Backends[i]
 		applied := map[string]model.Server{}
 		for _, s := range b.Servers {
 			applied[s.Name] = s

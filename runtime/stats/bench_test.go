@@ -143,13 +143,13 @@ func synthetic(tb testing.TB, rec recording, n int) (*model.Config, *syntheticRe
 		for _, w := range []*strings.Builder{&with, &without} {
 			w.WriteString(b.Name + ",BACKEND," + rest(backendRow) + "\n")
 		}
-		cfg.Backends = append(cfg.Backends, b)
+		cfg.Backends = append(cfg.Backends, &b)
 	}
 	for _, k := range []model.BackendKind{model.KindHTTP, model.KindEdge, model.KindReencrypt, model.KindPassthrough} {
 		for _, balance := range []string{"random", "roundrobin"} {
 			for i := range 10 {
 				name := model.SpareBackendName(k, balance, i)
-				cfg.Backends = append(cfg.Backends, model.Backend{Name: name, Kind: k, Spare: true})
+				cfg.Backends = append(cfg.Backends, &model.Backend{Name: name, Kind: k, Spare: true})
 				for _, w := range []*strings.Builder{&with, &without} {
 					w.WriteString(name + ",BACKEND," + rest(spareRow) + "\n")
 				}

@@ -17,6 +17,10 @@ import (
 func cloneBackends(cfg *model.Config) *model.Config {
 	out := *cfg
 	out.Backends = slices.Clone(cfg.Backends)
+	for i, b := range out.Backends {
+		nb := *b // the recordings' backends are shared by every test
+		out.Backends[i] = &nb
+	}
 	return &out
 }
 
@@ -147,7 +151,7 @@ func TestOneBackendPerRoute(t *testing.T) {
 	r := recordings(t)[0]
 	dup := cloneBackends(r.applied)
 	for i := range dup.Backends {
-		if b := &dup.Backends[i]; b.Spare && b.Route == "" && b.Kind == model.KindHTTP {
+		if b := dup.Backends[i]; b.Spare && b.Route == "" && b.Kind == model.KindHTTP {
 			b.Route = "web/www"
 		}
 	}
@@ -242,7 +246,7 @@ func TestPassthroughRoute(t *testing.T) {
 	r := recordings(t)[0]
 	claimed := cloneBackends(r.applied)
 	for i := range claimed.Backends {
-		if b := &claimed.Backends[i]; b.Spare && b.Kind == model.KindPassthrough && b.Route == "" {
+		if b := claimed.Backends[i]; b.Spare && b.Kind == model.KindPassthrough && b.Route == "" {
 			b.Route = "web/pass"
 			break
 		}

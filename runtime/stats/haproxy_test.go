@@ -41,7 +41,7 @@ type fixture struct {
 	h     *testbed.HAProxy
 	admin *socket.Admin
 	// late is the backend serving web/late: a claimed spare.
-	late model.Backend
+	late *model.Backend
 }
 
 func startFixture(t *testing.T) *fixture {

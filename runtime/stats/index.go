@@ -77,7 +77,7 @@ func newIndex(cfg *model.Config) *index {
 	// spare's, so that series stay unique and keep the name they keep after a reload.
 	owner := map[string]string{}
 	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
+		b := cfg.Backends[i]
 		if b.Route == "" || b.Retired {
 			continue
 		}
@@ -86,7 +86,7 @@ func newIndex(cfg *model.Config) *index {
 		}
 	}
 	for i := range cfg.Backends {
-		b := &cfg.Backends[i]
+		b := cfg.Backends[i]
 		ns, route, ok := strings.Cut(b.Route, "/")
 		if !ok || b.Retired || owner[b.Route] != b.Name {
 			idx.backends[b.Name] = &routeBackend{}

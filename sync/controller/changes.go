@@ -136,7 +136,7 @@ func backendRoutes(cfg *model.Config) map[string]string {
 func backendsByRoute(cfg *model.Config) map[string]*model.Backend {
 	out := make(map[string]*model.Backend, len(cfg.Backends))
 	for i := range cfg.Backends {
-		if b := &cfg.Backends[i]; b.Route != "" {
+		if b := cfg.Backends[i]; b.Route != "" {
 			out[b.Route] = b
 		}
 	}

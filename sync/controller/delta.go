@@ -26,7 +26,7 @@ func sameConfig(a, b *model.Config) bool {
 		}) &&
 		(same(a.Certificates, b.Certificates) || reflect.DeepEqual(a.Certificates, b.Certificates)) &&
 		slices.Equal(a.CAFiles, b.CAFiles) &&
-		slices.EqualFunc(a.Backends, b.Backends, func(x, y model.Backend) bool { return x.Equal(&y) })
+		slices.EqualFunc(a.Backends, b.Backends, (*model.Backend).Equal)
 }
 
 // same reports whether a and b are the very same list (same array, same length).
@@ -70,15 +70,15 @@ func diff(prev, next *model.Config) delta {
 		d.servers += len(next.Backends[i].Servers)
 	}
 	d.backendsChanged = mergeCount(prev.Backends, next.Backends,
-		func(a, b model.Backend) int { return strings.Compare(a.Name, b.Name) },
-		func(a, b *model.Backend) int {
-			if a.Equal(b) {
+		func(a, b *model.Backend) int { return strings.Compare(a.Name, b.Name) },
+		func(a, b **model.Backend) int {
+			if (*a).Equal(*b) {
 				return 0
 			}
-			d.serversChanged += serverDelta(a.Servers, b.Servers)
+			d.serversChanged += serverDelta((*a).Servers, (*b).Servers)
 			return 1
-		}, func(b *model.Backend) int {
-			d.serversChanged += len(b.Servers)
+		}, func(b **model.Backend) int {
+			d.serversChanged += len((*b).Servers)
 			return 1
 		})
 	return d

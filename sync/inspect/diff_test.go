@@ -19,12 +19,12 @@ func TestDiffKinds(t *testing.T) {
 	route := model.RouteInfo{Namespace: "a", Name: "web", Host: "web.example.com"}
 	applied := &model.Config{
 		Routes:   []model.RouteInfo{withBackend(route, "be_http:_spare:random-00")},
-		Backends: []model.Backend{{Name: "be_http:_spare:random-00", Spare: true, Route: "a/web", Servers: []model.Server{server("10.0.0.1", 1, model.StateReady), server("10.0.0.2", 1, model.StateReady)}}},
+		Backends: []*model.Backend{{Name: "be_http:_spare:random-00", Spare: true, Route: "a/web", Servers: []model.Server{server("10.0.0.1", 1, model.StateReady), server("10.0.0.2", 1, model.StateReady)}}},
 		Maps:     []model.MapFile{{Name: model.MapHTTP, Entries: []model.MapEntry{{Key: "web.example.com/", Value: "be_http:_spare:random-00"}}}},
 	}
 	desired := &model.Config{
 		Routes:   []model.RouteInfo{withBackend(route, "be_http:a:web")},
-		Backends: []model.Backend{{Name: "be_http:a:web", Route: "a/web", Servers: []model.Server{server("10.0.0.1", 1, model.StateReady), server("10.0.0.2", 1, model.StateReady), server("10.0.0.3", 1, model.StateReady)}}},
+		Backends: []*model.Backend{{Name: "be_http:a:web", Route: "a/web", Servers: []model.Server{server("10.0.0.1", 1, model.StateReady), server("10.0.0.2", 1, model.StateReady), server("10.0.0.3", 1, model.StateReady)}}},
 		Maps:     []model.MapFile{{Name: model.MapHTTP, Entries: []model.MapEntry{{Key: "web.example.com/", Value: "be_http:a:web"}}}},
 	}
 	snap := &Snapshot{

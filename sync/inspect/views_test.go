@@ -19,7 +19,7 @@ func snapshotFixture() *Snapshot {
 			{Namespace: "b", Name: "web", Host: "web.example.com", Backend: "be_http:b:web"},
 			{Namespace: "a", Name: "shop", Host: "shop.example.com", Path: "/api", Termination: "edge", InsecurePolicy: "Redirect", Backend: "be_edge_http:_spare:random-00"},
 		},
-		Backends: []model.Backend{
+		Backends: []*model.Backend{
 			{Name: "be_edge_http:_spare:random-00", Spare: true, Route: "a/shop"},
 			{Name: "be_edge_http:_spare:random-01", Spare: true},
 			{Name: "be_http:b:web"},

@@ -364,7 +364,7 @@ func (s *simState) finish() error {
 // files. Empty collections are empty slices, never nil, so equal views are reflect.DeepEqual.
 func RuntimeView(cfg *model.Config) *model.Config {
 	out := &model.Config{
-		Backends:     make([]model.Backend, len(cfg.Backends)),
+		Backends:     make([]*model.Backend, len(cfg.Backends)),
 		Maps:         make([]model.MapFile, len(cfg.Maps)),
 		Certificates: make([]model.Certificate, len(cfg.Certificates)),
 		CAFiles:      append([]model.CAFile{}, cfg.CAFiles...),
@@ -375,7 +375,7 @@ func RuntimeView(cfg *model.Config) *model.Config {
 			srv.Service = ""
 			servers[j] = srv
 		}
-		out.Backends[i] = model.Backend{Name: b.Name, Servers: servers}
+		out.Backends[i] = &model.Backend{Name: b.Name, Servers: servers}
 	}
 	for i, m := range cfg.Maps {
 		out.Maps[i] = model.MapFile{Name: m.Name, Entries: append([]model.MapEntry{}, m.Entries...)}

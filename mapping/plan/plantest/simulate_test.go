@@ -17,7 +17,7 @@ func simConfig() *model.Config {
 			{Name: model.MapHTTP, Entries: []model.MapEntry{{Key: "a.example.com/", Value: "be_http:ns:a"}}},
 			{Name: model.MapHTTPRedirect},
 		},
-		Backends: []model.Backend{
+		Backends: []*model.Backend{
 			{Name: "be_http:ns:a", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", Route: "ns/a",
 				Cookie: &model.Cookie{Name: "c", Key: "k"},
 				Servers: []model.Server{
@@ -35,11 +35,11 @@ func simConfig() *model.Config {
 
 func TestSimulateRefuses(t *testing.T) {
 	a := simConfig()
-	plainBackend := a.Backends[0]
+	plainBackend := *a.Backends[0]
 	srv := model.Server{Name: "s9", ID: 19, Addr: "10.0.0.9", Port: 80, Weight: 1, State: model.StateReady}
-	secure := a.Backends[1]
+	secure := *a.Backends[1]
 	secure.TLS = &model.BackendTLS{CAFile: "ns:other.pem"}
-	unclaimed := a.Backends[1]
+	unclaimed := *a.Backends[1]
 	unclaimed.TLS = nil
 	for name, tc := range map[string]struct {
 		ops  []plan.Op
@@ -87,7 +87,7 @@ func TestSimulateRefuses(t *testing.T) {
 
 func TestSimulateApplies(t *testing.T) {
 	a := simConfig()
-	b := a.Backends[0]
+	b := *a.Backends[0]
 	ops := []plan.Op{
 		plan.SetCAFile{CA: model.CAFile{Name: "ns:c.pem", PEM: "CA2\n"}, New: true},
 		plan.SetCertificate{Cert: model.Certificate{Name: "ns:a.pem", PEM: "A2\n"}},
