@@ -295,16 +295,19 @@ func (r *Renderer) matchBlocks(backends []*model.Backend, gen uint64) ([]int, er
 	}
 	var misses []int
 	var errs []error
+	kept := false // backends[i-1] is the one the last render had at i-1
 	for i, b := range backends {
 		if b == nil {
 			errs = append(errs, invalidModel{fmt.Errorf("backend %d: nil", i)})
-			r.order[i] = nil
+			r.order[i], kept = nil, false
 			continue
 		}
-		if i > 0 && backends[i-1] != nil && backends[i-1].Name >= b.Name {
+		same := prev != nil && prev[i] != nil && prev[i].backend == b
+		// Two neighbours the last render had as neighbours are in order already.
+		if (!same || !kept) && i > 0 && backends[i-1] != nil && backends[i-1].Name >= b.Name {
 			errs = append(errs, invalidModel{fmt.Errorf("backends not sorted or duplicate at %q", b.Name)})
 		}
-		if prev != nil && prev[i] != nil && prev[i].backend == b {
+		if kept = same; same {
 			prev[i].seen = gen
 			r.order[i] = prev[i]
 			continue
@@ -375,11 +378,7 @@ func (r *Renderer) shardFiles(c *template.Template, backends []*model.Backend) (
 			old := s.data
 			s.data, s.mask, s.members = nil, nil, members[i]
 			if len(members[i]) > 0 {
-				var b strings.Builder
-				for _, blk := range members[i] {
-					b.WriteString(blk.text)
-				}
-				s.data = reuse(old, []byte(strings.TrimLeft(b.String(), "\n")+"\n"))
+				s.data = reuse(old, joinBlocks(members[i]))
 			}
 			s.count = len(members[i])
 		}
@@ -429,6 +428,24 @@ func (r *Renderer) members(n int) [BackendShards][]*block {
 		out[blk.shard] = append(out[blk.shard], blk)
 	}
 	return out
+}
+
+// joinBlocks returns the text of a backend file: its blocks' texts, without the leading newlines,
+// ending with one newline; built in one allocation (at 20,000 Routes a file is about 100 kB).
+func joinBlocks(blocks []*block) []byte {
+	n := 1
+	for _, blk := range blocks {
+		n += len(blk.text)
+	}
+	out := make([]byte, 0, n)
+	for _, blk := range blocks {
+		if len(out) == 0 {
+			out = append(out, strings.TrimLeft(blk.text, "\n")...)
+		} else {
+			out = append(out, blk.text...)
+		}
+	}
+	return append(out, '\n')
 }
 
 // reuse returns old when it holds the same bytes as fresh (so that an unchanged file keeps its
