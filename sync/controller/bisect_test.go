@@ -65,7 +65,7 @@ func TestBisectFindsUnnamedRefusals(t *testing.T) {
 	translate := func(rs []*routev1.Route, extra []mapping.Problem) (Desired, error) {
 		sub := in
 		sub.Routes = rs
-		return translateInput(sub, nil, rs, extra, opts)
+		return translateInput(sub, nil, rs, extra, translateWith(opts))
 	}
 	for _, bad := range [][]string{{"app/r137"}, {"app/r000", "app/r199"}, {"app/r050", "app/r051", "app/r120"}} {
 		f := &fakeCheck{bad: map[string]bool{}}

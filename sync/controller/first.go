@@ -58,7 +58,7 @@ func WriteFirst(ctx context.Context, src source.Source, opts mapping.Options, h 
 	translate := func(routes []*routev1.Route, extra []mapping.Problem) (Desired, error) {
 		sub := in
 		sub.Routes = routes
-		return translateInput(sub, fileErrs, all, extra, opts)
+		return translateInput(sub, fileErrs, all, extra, translateWith(opts))
 	}
 	s := &refusalSearch{check: h.Check, translate: translate, log: log}
 	refused, err := s.find(ctx, nil, all)

@@ -127,7 +127,7 @@ func (l *loop) searchRefused(ctx context.Context, rep *syncReport, err error) bo
 		translate: func(routes []*routev1.Route, extra []mapping.Problem) (Desired, error) {
 			in := rep.input
 			in.Routes = routes
-			return translateInput(in, nil, routes, extra, l.c.Options)
+			return translateInput(in, nil, routes, extra, translateWith(l.c.Options))
 		},
 		log: l.c.log(),
 	}

@@ -95,13 +95,21 @@ func (d Desired) Rejected() int {
 // config (a bug, never bad input: bad input is a Problem).
 func Translate(src source.Source, opts mapping.Options) (Desired, error) {
 	in, fileErrs := src.Snapshot()
-	return translateInput(in, fileErrs, in.Routes, nil, opts)
+	return translateInput(in, fileErrs, in.Routes, nil, translateWith(opts))
+}
+
+// translator is a translation: mapping.Translate with fixed options, or a mapping.Translator's.
+type translator func(mapping.Input) (*model.Config, []mapping.Problem)
+
+// translateWith is mapping.Translate with opts.
+func translateWith(opts mapping.Options) translator {
+	return func(in mapping.Input) (*model.Config, []mapping.Problem) { return mapping.Translate(in, opts) }
 }
 
 // translateInput translates in (whose Routes may leave some of all out) and adds extra problems; Desired
 // keeps all the Routes, for their status.
-func translateInput(in mapping.Input, fileErrs []source.FileError, all []*routev1.Route, extra []mapping.Problem, opts mapping.Options) (Desired, error) {
-	cfg, problems := mapping.Translate(in, opts)
+func translateInput(in mapping.Input, fileErrs []source.FileError, all []*routev1.Route, extra []mapping.Problem, translate translator) (Desired, error) {
+	cfg, problems := translate(in)
 	d := Desired{Config: cfg, Problems: append(problems, extra...), Routes: all, FileErrors: fileErrs}
 	if err := cfg.Validate(); err != nil {
 		return d, fmt.Errorf("translate gave an invalid config: %w", err)
@@ -116,7 +124,7 @@ func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 	var refused []mapping.Problem
 	in.Routes, refused = l.leaveOutRefused(in.Routes, time.Now())
 	rep.input, rep.kept = in, in.Routes
-	d, err := translateInput(in, fileErrs, all, refused, c.Options)
+	d, err := translateInput(in, fileErrs, all, refused, l.translator.Translate)
 	rep.desired = d
 	rep.fileErrs = len(d.FileErrors)
 	if err != nil {
