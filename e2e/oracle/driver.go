@@ -15,6 +15,7 @@ import (
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/socket"
+	"github.com/haroute/haroute/sync/source"
 )
 
 // Driver drives HAProxy A the way `haroute run` does, through a runtime/haproxy Instance: the first
@@ -35,11 +36,15 @@ type Driver struct {
 	Paths   render.RuntimePaths
 
 	defaultCertPEM []byte
+	// stable and tr give A's steps what the controller has: snapshots that keep unchanged objects'
+	// pointers, translated incrementally (B translates afresh).
+	stable source.Stable
+	tr     *mapping.Translator
 }
 
 // NewDriver returns a driver for an HAProxy that the first Step starts in a new directory.
 func NewDriver(t testing.TB, opts mapping.Options, defaultCertPEM []byte) *Driver {
-	return &Driver{t: t, Opts: opts, Dir: testbed.TempDir(t), defaultCertPEM: defaultCertPEM}
+	return &Driver{t: t, Opts: opts, Dir: testbed.TempDir(t), defaultCertPEM: defaultCertPEM, tr: mapping.NewTranslator(opts)}
 }
 
 // StepResult is what one driver step did.
@@ -55,7 +60,9 @@ type StepResult struct {
 	ReloadsBefore, ReloadsAfter int
 	// Ops counts the ops applied per type; Deferred the deletions left for later (servers kept in
 	// maint in the applied state); Retried the earlier deferred deletions that went through.
-	Ops      map[string]int
+	Ops map[string]int
+	// Delta: the Instance planned only what changed since the last step (plan.ComputeDelta).
+	Delta    bool
 	Deferred int
 	Retried  int
 	// ApplyErr is the runtime path's error (the Updater fell back to a reload; the test fails on it).
@@ -67,7 +74,7 @@ type StepResult struct {
 func (d *Driver) Step(ctx context.Context, in mapping.Input) (StepResult, error) {
 	start := time.Now()
 	var res StepResult
-	res.Desired, res.Problems = mapping.Translate(in, d.Opts)
+	res.Desired, res.Problems = d.tr.Translate(d.stable.Input(in))
 	if err := res.Desired.Validate(); err != nil {
 		return res, fmt.Errorf("translate gave an invalid config: %w", err)
 	}
@@ -80,7 +87,7 @@ func (d *Driver) Step(ctx context.Context, in mapping.Input) (StepResult, error)
 		return res, err
 	}
 	out, err := d.Updater.Update(ctx, res.Desired)
-	res.Plan, res.Reason, res.Ops, res.ApplyErr = out.Plan, out.Reason, out.Result.Counts, out.Fallback
+	res.Plan, res.Reason, res.Ops, res.ApplyErr, res.Delta = out.Plan, out.Reason, out.Result.Counts, out.Fallback, out.Delta
 	if err != nil {
 		return res, fmt.Errorf("update: %w", err)
 	}

@@ -106,4 +106,9 @@ func TestOracle(t *testing.T) {
 		}
 	}
 	t.Logf("oracle: %s\nwhat users feel: %s\ntime starting B: %v; observing and asking: %v", stats.Summary(), feel.Stats.String(), freshTime.Round(time.Millisecond), checkTime.Round(time.Millisecond))
+	// The controller plans most changes from the last desired state (plan.ComputeDelta): a walk
+	// that never does proves nothing about that path.
+	if steps >= 20 && stats.Delta == 0 {
+		t.Errorf("no step of %d was planned from the last desired state", steps)
+	}
 }

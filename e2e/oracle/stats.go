@@ -13,7 +13,9 @@ type Stats struct {
 	Steps      int
 	Runtime    int
 	Structural int
-	Reasons    map[plan.ReasonKind]int
+	// Delta counts the steps planned from the last desired state (plan.ComputeDelta).
+	Delta   int
+	Reasons map[plan.ReasonKind]int
 	// Labels counts the reloads by their one reason (the label of haroute_reloads_total).
 	Labels     map[plan.ReasonKind]int
 	ByMutation map[MutationKind]*MutationStats
@@ -42,6 +44,9 @@ func NewStats() *Stats {
 // Record counts one driver step.
 func (s *Stats) Record(m Mutation, res StepResult) {
 	s.Steps++
+	if res.Delta {
+		s.Delta++
+	}
 	ms := s.ByMutation[m.Kind]
 	if ms == nil {
 		ms = &MutationStats{}
@@ -79,8 +84,8 @@ func (s *Stats) Record(m Mutation, res StepResult) {
 // Summary formats the figures.
 func (s *Stats) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "steps %d: runtime %d, structural %d; apply errors %d; deferred deletions retried %d; requests %d; %v\n",
-		s.Steps, s.Runtime, s.Structural, s.ApplyErrors, s.Retried, s.Requests, time.Since(s.Start).Round(time.Millisecond))
+	fmt.Fprintf(&b, "steps %d: runtime %d, structural %d, planned from the last desired state %d; apply errors %d; deferred deletions retried %d; requests %d; %v\n",
+		s.Steps, s.Runtime, s.Structural, s.Delta, s.ApplyErrors, s.Retried, s.Requests, time.Since(s.Start).Round(time.Millisecond))
 	b.WriteString("structural steps by reason:")
 	for _, k := range sortedKeys(stringKeys(s.Reasons)) {
 		fmt.Fprintf(&b, " %s=%d", k, s.Reasons[plan.ReasonKind(k)])

@@ -144,6 +144,9 @@ func (i *Instance) Dir() string { return i.cfg.Dir }
 // Outcome is what one Update did.
 type Outcome struct {
 	Plan plan.Plan
+	// Delta is true when the plan came from plan.ComputeDelta: only the backends that changed since
+	// the last desired state were planned.
+	Delta bool
 	// Reason is the one reason of a reload made or deferred (ReloadAt): the plan's first structural
 	// reason, or RuntimeFallback. Zero when no reload was needed.
 	Reason plan.Reason
@@ -217,7 +220,8 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 	defer i.mu.Unlock()
 	now := i.now()
 	opts := i.planOptions(desired, now, refill)
-	out := Outcome{Plan: i.plan(desired, opts)}
+	var out Outcome
+	out.Plan, out.Delta = i.plan(desired, opts)
 	var files []render.File
 	var masks map[string][]byte
 	if !out.Plan.NeedsReload() {
@@ -250,13 +254,13 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 
 // plan plans the way from the applied state to desired: plan.ComputeDelta when HAProxy runs the
 // plan of an earlier desired state (the base), which costs what changed; else plan.ComputeWith.
-func (i *Instance) plan(desired *model.Config, opts plan.Options) plan.Plan {
+func (i *Instance) plan(desired *model.Config, opts plan.Options) (plan.Plan, bool) {
 	if b := i.base; b.desired != nil && i.applied != nil && b.applied == i.applied {
 		if p, ok := plan.ComputeDelta(i.applied, b.desired, desired, b.dirty, opts); ok {
-			return p
+			return p, true
 		}
 	}
-	return plan.ComputeWith(i.applied, desired, opts)
+	return plan.ComputeWith(i.applied, desired, opts), false
 }
 
 // rebase records desired as the base of the next plan once HAProxy runs its plan: after a reload
