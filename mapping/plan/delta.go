@@ -40,8 +40,11 @@ func ComputeDelta(applied, base, desired *model.Config, dirty map[string]bool, o
 	}
 	limit := len(desired.Backends)/maxDeltaShare + 1
 	var changed []int // indices in desired, in name order
-	for j := range desired.Backends {
-		d, b := desired.Backends[j], base.Backends[j]
+	for j, d := range desired.Backends {
+		b := base.Backends[j]
+		if d == b && (dirty == nil || !dirty[d.Name]) {
+			continue // the base's backend itself (the common case: no need to read it)
+		}
 		if d.Name != b.Name {
 			return Plan{}, false
 		}
