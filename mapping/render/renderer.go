@@ -289,9 +289,14 @@ func (r *Renderer) render(cfg *model.Config) ([]File, error) {
 func (r *Renderer) matchBlocks(backends []*model.Backend, gen uint64) ([]int, error) {
 	r.order, r.prev = r.prev, r.order
 	r.order = slices.Grow(r.order[:0], len(backends))[:len(backends)]
-	prev := r.prev
-	if len(prev) != len(backends) {
-		prev = nil
+	// The last render's backends and blocks, index by index: comparing the pointers reads two
+	// arrays, not the backends or blocks themselves, which at 20,000 Routes is most of the time.
+	prev, last := r.prev, []*model.Backend(nil)
+	if r.last != nil {
+		last = r.last.Backends
+	}
+	if len(prev) != len(backends) || len(last) != len(backends) {
+		prev, last = nil, nil
 	}
 	var misses []int
 	var errs []error
@@ -302,14 +307,13 @@ func (r *Renderer) matchBlocks(backends []*model.Backend, gen uint64) ([]int, er
 			r.order[i], kept = nil, false
 			continue
 		}
-		same := prev != nil && prev[i] != nil && prev[i].backend == b
+		same := last != nil && last[i] == b && prev[i] != nil
 		// Two neighbours the last render had as neighbours are in order already.
 		if (!same || !kept) && i > 0 && backends[i-1] != nil && backends[i-1].Name >= b.Name {
 			errs = append(errs, invalidModel{fmt.Errorf("backends not sorted or duplicate at %q", b.Name)})
 		}
 		if kept = same; same {
-			prev[i].seen = gen
-			r.order[i] = prev[i]
+			r.order[i] = prev[i] // its seen mark waits for a sweep that needs it
 			continue
 		}
 		if blk := r.blocks[b.Name]; blk != nil && blk.backend.Equal(b) {
@@ -348,6 +352,11 @@ func (r *Renderer) renderBlock(f *funcs, b *model.Backend, gen uint64) (*block, 
 func (r *Renderer) sweep(backends int) {
 	if len(r.blocks) == backends {
 		return // every backend has its one block (names are unique): nothing is stale
+	}
+	for _, blk := range r.order {
+		if blk != nil {
+			blk.seen = r.ctx.gen // matchBlocks leaves the blocks it kept by index unmarked
+		}
 	}
 	for name, blk := range r.blocks {
 		if blk.seen != r.ctx.gen {
