@@ -97,6 +97,11 @@ type Instance struct {
 	procs *procSnapshot
 	// base is what the next plan may start from (plan.ComputeDelta).
 	base planBase
+	// spares are the free spares of a state, per pool (freeSpares).
+	spares struct {
+		of   *model.Config
+		free map[plan.PoolKey]int
+	}
 }
 
 // planBase is the desired state whose plan HAProxy runs: applied is that plan's Next (the very

@@ -15,8 +15,11 @@ import (
 // claims counts, per pool, the spares that next claims and applied had free.
 func claims(applied, next *model.Config) map[plan.PoolKey]int {
 	out := map[plan.PoolKey]int{}
-	for i := range next.Backends {
-		b := next.Backends[i]
+	aligned := len(applied.Backends) == len(next.Backends)
+	for i, b := range next.Backends {
+		if aligned && applied.Backends[i] == b {
+			continue // the applied backend itself: nothing claimed (names are unique)
+		}
 		if !b.Spare || b.Route == "" {
 			continue
 		}
@@ -34,7 +37,7 @@ func (i *Instance) lowPools(next *model.Config, now time.Time) []plan.PoolKey {
 	if at := i.reloader.ReadyAt(); at.After(now) {
 		lead += at.Sub(now)
 	}
-	free := plan.FreeSpares(next)
+	free := i.freeSpares(next)
 	var out []plan.PoolKey
 	for _, k := range plan.Pools(&next.Settings) {
 		if i.demand.Low(k, free[k], now, lead) {
@@ -42,6 +45,36 @@ func (i *Instance) lowPools(next *model.Config, now time.Time) []plan.PoolKey {
 		}
 	}
 	return out
+}
+
+// freeSpares returns plan.FreeSpares(next), counted from the last state counted when both have as
+// many backends: only the positions whose backend is not the very same pointer are looked at, so
+// that a plan that changed a few backends costs what it changed.
+func (i *Instance) freeSpares(next *model.Config) map[plan.PoolKey]int {
+	last := i.spares.of
+	if last == nil || len(last.Backends) != len(next.Backends) {
+		i.spares.of, i.spares.free = next, plan.FreeSpares(next)
+		return maps.Clone(i.spares.free)
+	}
+	free := maps.Clone(i.spares.free)
+	isFree := func(b *model.Backend) bool { return b.Spare && b.Route == "" }
+	for k, b := range next.Backends {
+		if o := last.Backends[k]; o != b {
+			if isFree(o) {
+				free[plan.PoolKey{Kind: o.Kind, Balance: o.Balance}]--
+			}
+			if isFree(b) {
+				free[plan.PoolKey{Kind: b.Kind, Balance: b.Balance}]++
+			}
+		}
+	}
+	for k, n := range free {
+		if n == 0 {
+			delete(free, k)
+		}
+	}
+	i.spares.of, i.spares.free = next, free
+	return maps.Clone(free)
 }
 
 // withDeferred returns next with the servers whose deletion HAProxy deferred put back, in maint, as
