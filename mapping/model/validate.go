@@ -12,39 +12,76 @@ import (
 // Validate checks the invariants every consumer relies on: names HAProxy accepts, no whitespace in map
 // entries, sorted and unique collections, weights in range, parseable addresses. Translate only ever
 // produces valid configs; Validate guards hand-made ones and custom code paths.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.ValidateAfter(nil) }
+
+// ValidateAfter is Validate for a config that follows prev, a config that passed Validate (nil: none),
+// both read-only since: the parts c shares with prev — the very same backend at the same index, the
+// very same lists of maps, certificates, CA files and Routes — are valid already and are not looked at
+// again, so that a state that changed a few backends costs what changed. It fails exactly when
+// Validate fails.
+func (c *Config) ValidateAfter(prev *Config) error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if prev == nil {
+		prev = &Config{}
+	}
 
 	errs = append(errs, c.ValidateSettings())
-	if !sort.SliceIsSorted(c.Maps, func(i, j int) bool { return c.Maps[i].Name < c.Maps[j].Name }) {
-		add("maps are not sorted by name")
-	}
-	for i := range c.Maps {
-		if i > 0 && c.Maps[i-1].Name == c.Maps[i].Name {
-			add("map %q: duplicate", c.Maps[i].Name)
+	if !same(c.Maps, prev.Maps) {
+		if !sort.SliceIsSorted(c.Maps, func(i, j int) bool { return c.Maps[i].Name < c.Maps[j].Name }) {
+			add("maps are not sorted by name")
 		}
-		errs = append(errs, c.Maps[i].Validate())
+		for i := range c.Maps {
+			if i > 0 && c.Maps[i-1].Name == c.Maps[i].Name {
+				add("map %q: duplicate", c.Maps[i].Name)
+			}
+			errs = append(errs, c.Maps[i].Validate())
+		}
 	}
-	backends := map[string]bool{}
+	aligned := len(c.Backends) == len(prev.Backends)
+	renamed := !aligned // the backend names differ from prev's somewhere
+	kept := false       // c.Backends[i-1] is prev's at i-1
 	for i, b := range c.Backends {
 		if b == nil {
 			add("backend %d: nil", i)
+			kept = false
 			continue
 		}
-		if i > 0 && c.Backends[i-1] != nil && c.Backends[i-1].Name >= b.Name {
+		same := aligned && prev.Backends[i] == b
+		if (!same || !kept) && i > 0 && c.Backends[i-1] != nil && c.Backends[i-1].Name >= b.Name {
 			add("backends not sorted or duplicate at %q", b.Name)
 		}
-		backends[b.Name] = true
+		if kept = same; same {
+			continue
+		}
+		renamed = renamed || prev.Backends[i] == nil || prev.Backends[i].Name != b.Name
 		errs = append(errs, b.Validate())
 	}
-	errs = append(errs, ValidateCertificates(c.Certificates), ValidateCAFiles(c.CAFiles))
-	for _, r := range c.Routes {
-		if !backends[r.Backend] {
-			add("route %s/%s: backend %q does not exist", r.Namespace, r.Name, r.Backend)
+	if !same(c.Certificates, prev.Certificates) {
+		errs = append(errs, ValidateCertificates(c.Certificates))
+	}
+	if !same(c.CAFiles, prev.CAFiles) {
+		errs = append(errs, ValidateCAFiles(c.CAFiles))
+	}
+	if renamed || !same(c.Routes, prev.Routes) {
+		backends := make(map[string]bool, len(c.Backends))
+		for _, b := range c.Backends {
+			if b != nil {
+				backends[b.Name] = true
+			}
+		}
+		for _, r := range c.Routes {
+			if !backends[r.Backend] {
+				add("route %s/%s: backend %q does not exist", r.Namespace, r.Name, r.Backend)
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// same reports whether a and b are the very same list (same array, same length); two empty lists are.
+func same[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // ValidateSettings checks the part of Validate that concerns the settings and the frontends.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,75 @@ func TestLookups(t *testing.T) {
 	}
 	if BackendName(KindReencrypt, "ns", "r") != "be_secure:ns:r" || KindPassthrough.Mode() != ModeTCP || KindEdge.Prefix() != "be_edge_http" {
 		t.Fatal("OpenShift names changed")
+	}
+}
+
+// TestValidateAfter: ValidateAfter takes what a config shares with a valid previous one as valid, and
+// fails exactly when Validate fails, whatever changed.
+func TestValidateAfter(t *testing.T) {
+	base := validConfig()
+	first := base.Backends[0]
+	base.Backends, base.Routes = nil, nil
+	for _, n := range []string{"a", "b", "c", "d"} {
+		b := first.Clone()
+		b.Name = "be_http:ns:" + n
+		base.Backends = append(base.Backends, &b)
+		base.Routes = append(base.Routes, RouteInfo{Namespace: "ns", Name: n, Host: n + ".example.com", Backend: b.Name})
+	}
+	base.Maps[0].Entries = []MapEntry{{Key: "=a.example.com/api", Value: "be_http:ns:a"}}
+	if err := base.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// with returns a config sharing everything with base but backend i, changed by f.
+	with := func(i int, f func(*Backend)) *Config {
+		c := *base
+		c.Backends = slices.Clone(base.Backends)
+		b := base.Backends[i].Clone()
+		f(&b)
+		c.Backends[i] = &b
+		return &c
+	}
+	for name, tc := range map[string]struct {
+		c     *Config
+		valid bool
+	}{
+		"the same":            {base, true},
+		"a weight":            {with(2, func(b *Backend) { b.Servers[0].Weight = 7 }), true},
+		"an invalid backend":  {with(2, func(b *Backend) { b.Balance = "static-rr" }), false},
+		"out of order":        {with(1, func(b *Backend) { b.Name = "be_http:ns:cc" }), false},
+		"a duplicate name":    {with(1, func(b *Backend) { b.Name = "be_http:ns:a" }), false},
+		"renamed, Route lost": {with(3, func(b *Backend) { b.Name = "be_http:ns:e" }), false},
+		"a nil backend": {func() *Config {
+			c := *base
+			c.Backends = slices.Clone(base.Backends)
+			c.Backends[2] = nil
+			return &c
+		}(), false},
+		"a backend less": {func() *Config {
+			c := *base
+			c.Backends = slices.Clone(base.Backends[1:])
+			return &c
+		}(), false},
+		"an invalid map": {func() *Config {
+			c := *base
+			c.Maps = slices.Clone(base.Maps)
+			c.Maps[0].Entries = []MapEntry{{Key: "=a b", Value: "be_http:ns:a"}}
+			return &c
+		}(), false},
+		"an invalid certificate": {func() *Config {
+			c := *base
+			c.Certificates = []Certificate{{Name: "../x.pem", PEM: "x"}}
+			return &c
+		}(), false},
+		"a Route to nowhere": {func() *Config {
+			c := *base
+			c.Routes = append(slices.Clone(base.Routes), RouteInfo{Namespace: "ns", Name: "z", Backend: "be_http:ns:z"})
+			return &c
+		}(), false},
+	} {
+		full, after := tc.c.Validate(), tc.c.ValidateAfter(base)
+		if (full == nil) != tc.valid || (after == nil) != tc.valid {
+			t.Errorf("%s: Validate %v, ValidateAfter %v; want valid %v", name, full, after, tc.valid)
+		}
 	}
 }
