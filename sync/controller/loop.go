@@ -50,10 +50,10 @@ type loop struct {
 	waitingLogged bool
 	// refused are the Routes HAProxy refused, by "namespace/name", left out of the next syncs.
 	refused map[string]refusal
-	// translator translates every sync's snapshot, reusing what did not change since the last one
-	// (the sources keep unchanged objects' pointers); a search for refused Routes translates its
-	// subsets apart, with mapping.Translate.
-	translator *mapping.Translator
+	// translator translates and validates every sync's snapshot, at the cost of what changed since
+	// the last one (the sources keep unchanged objects' pointers); a search for refused Routes
+	// translates its subsets apart, with mapping.Translate.
+	translator incremental
 }
 
 func newBackoff(initial, maxInterval time.Duration) *backoff.ExponentialBackOff {
@@ -72,7 +72,7 @@ func newLoop(c *Controller) *loop {
 		refused:     map[string]refusal{},
 		statusRetry: newBackoff(statusRetryInitial, statusRetryMax),
 		problems:    problemLog{},
-		translator:  mapping.NewTranslator(c.Options),
+		translator:  incremental{tr: mapping.NewTranslator(c.Options)},
 	}
 	for _, r := range c.Refused {
 		l.refused[routeKey(r.Route)] = refusal{route: r.Route.DeepCopy(), message: r.Message, at: r.At}

@@ -98,20 +98,40 @@ func Translate(src source.Source, opts mapping.Options) (Desired, error) {
 	return translateInput(in, fileErrs, in.Routes, nil, translateWith(opts))
 }
 
-// translator is a translation: mapping.Translate with fixed options, or a mapping.Translator's.
-type translator func(mapping.Input) (*model.Config, []mapping.Problem)
+// translator is a translation and the validation of its result: mapping.Translate with fixed options,
+// or a mapping.Translator's, whose results share what did not change with the last valid one
+// (model.Config.ValidateAfter).
+type translator func(mapping.Input) (*model.Config, []mapping.Problem, error)
 
 // translateWith is mapping.Translate with opts.
 func translateWith(opts mapping.Options) translator {
-	return func(in mapping.Input) (*model.Config, []mapping.Problem) { return mapping.Translate(in, opts) }
+	return func(in mapping.Input) (*model.Config, []mapping.Problem, error) {
+		cfg, problems := mapping.Translate(in, opts)
+		return cfg, problems, cfg.Validate()
+	}
+}
+
+// incremental translates with tr and validates what changed since the last valid result.
+type incremental struct {
+	tr    *mapping.Translator
+	valid *model.Config
+}
+
+func (x *incremental) translate(in mapping.Input) (*model.Config, []mapping.Problem, error) {
+	cfg, problems := x.tr.Translate(in)
+	err := cfg.ValidateAfter(x.valid)
+	if err == nil {
+		x.valid = cfg
+	}
+	return cfg, problems, err
 }
 
 // translateInput translates in (whose Routes may leave some of all out) and adds extra problems; Desired
 // keeps all the Routes, for their status.
 func translateInput(in mapping.Input, fileErrs []source.FileError, all []*routev1.Route, extra []mapping.Problem, translate translator) (Desired, error) {
-	cfg, problems := translate(in)
+	cfg, problems, err := translate(in)
 	d := Desired{Config: cfg, Problems: append(problems, extra...), Routes: all, FileErrors: fileErrs}
-	if err := cfg.Validate(); err != nil {
+	if err != nil {
 		return d, fmt.Errorf("translate gave an invalid config: %w", err)
 	}
 	return d, nil
@@ -124,7 +144,7 @@ func (l *loop) syncOnce(ctx context.Context, rep *syncReport) error {
 	var refused []mapping.Problem
 	in.Routes, refused = l.leaveOutRefused(in.Routes, time.Now())
 	rep.input, rep.kept = in, in.Routes
-	d, err := translateInput(in, fileErrs, all, refused, l.translator.Translate)
+	d, err := translateInput(in, fileErrs, all, refused, l.translator.translate)
 	rep.desired = d
 	rep.fileErrs = len(d.FileErrors)
 	if err != nil {
