@@ -60,7 +60,8 @@ func benchInputN(routes, bigEndpoints int) mapping.Input {
 
 func ptr[T any](v T) *T { return &v }
 
-// benchUpdater starts HAProxy from the translation of in and returns an Instance driving it.
+// benchUpdater starts HAProxy from the translation of in and returns an Instance driving it, set
+// up as `haroute run` sets it up (the adaptive spare pool).
 func benchUpdater(b *testing.B, in mapping.Input) (*haproxy.Instance, mapping.Options, *socket.Master) {
 	opts := testbed.RouterOptions(b)
 	opts.CheckInterval = "1h" // keep thousands of failing checks from loading the machine
@@ -68,7 +69,14 @@ func benchUpdater(b *testing.B, in mapping.Input) (*haproxy.Instance, mapping.Op
 	dir := testbed.TempDir(b)
 	ca := testbed.NewCA(b, "bench CA")
 	ro := render.Options{DefaultCertificatePEM: ca.IssueBundle(b, "default.example.com")}
-	u, h := startInstance(b, dir, ro, cfg)
+	u, err := haproxy.New(haproxy.Config{Dir: dir, Render: ro, Binary: testbed.HAProxyBinary(), AdaptivePool: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := u.WriteInitial(cfg); err != nil {
+		b.Fatal(err)
+	}
+	h := testbed.Start(b, dir)
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
 	return u, opts, master
 }
@@ -104,6 +112,38 @@ func BenchmarkUpdateOneEndpoint(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				update(b, u, states[i%2])
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkSyncOneEndpoint is BenchmarkUpdateOneEndpoint with what the controller does before the
+// update: the Translator's translation of the new snapshot and the validation of what changed in it.
+func BenchmarkSyncOneEndpoint(b *testing.B) {
+	for _, routes := range []int{1000, 10000, 20000} {
+		b.Run(fmt.Sprintf("routes=%d", routes), func(b *testing.B) {
+			in3 := benchInputN(routes, 3)
+			in4 := in3
+			in4.EndpointSlices = slices.Clone(in3.EndpointSlices)
+			in4.EndpointSlices[len(in4.EndpointSlices)-1] = benchInputN(0, 4).EndpointSlices[0] // app/big's
+			u, opts, _ := benchUpdater(b, in3)
+			tr := mapping.NewTranslator(opts)
+			var valid *model.Config
+			sync := func(in mapping.Input) {
+				cfg, _ := tr.Translate(in)
+				if err := cfg.ValidateAfter(valid); err != nil {
+					b.Fatal(err)
+				}
+				valid = cfg
+				update(b, u, cfg)
+			}
+			sync(in3)
+			inputs := []mapping.Input{in4, in3}
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				sync(inputs[i%2])
 				i++
 			}
 		})
