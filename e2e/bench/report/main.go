@@ -4,11 +4,11 @@
 //	go run ./e2e/bench/report -in bin/bench -out docs
 //
 // It reads traces.json, scale.json, dataplane.json and idle.json (package results) and update.txt
-// (`go test -bench UpdateOneEndpoint -benchmem` output) from -in, writes -out/bench.md and the PNG
-// plots under -out/bench/ (it owns that directory: PNG files there that it did not write are
-// removed), and copies the hand-written notes of -notes (default -out/bench-notes.md) verbatim at the
-// end. A section whose file is missing says it was not measured. The same inputs give the same
-// markdown, byte for byte, and the same PNG files.
+// (`go test -bench 'UpdateOneEndpoint|SyncOneEndpoint' -benchmem` output) from -in, writes
+// -out/bench.md and the PNG plots under -out/bench/ (it owns that directory: PNG files there that it
+// did not write are removed), and copies the hand-written notes of -notes (default
+// -out/bench-notes.md) verbatim at the end. A section whose file is missing says it was not
+// measured. The same inputs give the same markdown, byte for byte, and the same PNG files.
 package main
 
 import (

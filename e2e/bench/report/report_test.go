@@ -294,7 +294,8 @@ func TestParseBenchLine(t *testing.T) {
 	}
 }
 
-// TestParseBenchOutput reads three concatenated runs with logs in between.
+// TestParseBenchOutput reads three concatenated runs with logs in between, of two benchmarks (the
+// fixture's figures are made up).
 func TestParseBenchOutput(t *testing.T) {
 	f, err := os.Open(filepath.Join(fixtureDir, "update.txt"))
 	if err != nil {
@@ -305,21 +306,80 @@ func TestParseBenchOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lines) != 9 || cpu != "Intel(R) Xeon(R) CPU @ 2.20GHz" {
-		t.Fatalf("%d lines, cpu %q; want 9 and the cpu: line", len(lines), cpu)
+	if len(lines) != 18 || cpu != "Intel(R) Xeon(R) CPU @ 2.20GHz" {
+		t.Fatalf("%d lines, cpu %q; want 18 and the cpu: line", len(lines), cpu)
 	}
-	sizes := updateSizes(lines)
-	if len(sizes) != 3 || sizes[0].routes != 1000 || sizes[1].routes != 10000 || sizes[2].routes != 20000 {
-		t.Fatalf("sizes %+v", sizes)
+	families := updateFamilies(lines)
+	if len(families) != 2 || families[0].name != "BenchmarkUpdateOneEndpoint" || families[1].name != "BenchmarkSyncOneEndpoint" {
+		t.Fatalf("families %+v", families)
 	}
-	if s := sizes[0].metric("ns/op"); s != (spread{Min: 14.9e6, Med: 15.4e6, Max: 16e6, N: 3}) {
-		t.Errorf("routes=1000 ns/op %+v", s)
+	for _, fam := range families {
+		sizes := fam.sizes
+		if len(sizes) != 3 || sizes[0].routes != 1000 || sizes[1].routes != 10000 || sizes[2].routes != 20000 {
+			t.Fatalf("%s: sizes %+v", fam.name, sizes)
+		}
+		for _, u := range sizes {
+			if len(u.lines) != 3 || familyName(u.name) != fam.name {
+				t.Errorf("%s: size %s with %d lines", fam.name, u.name, len(u.lines))
+			}
+		}
+	}
+	if s := families[0].sizes[0].metric("ns/op"); s != (spread{Min: 14.9e6, Med: 15.4e6, Max: 16e6, N: 3}) {
+		t.Errorf("update routes=1000 ns/op %+v", s)
+	}
+	if s := families[1].sizes[0].metric("ns/op"); s != (spread{Min: 18.5e6, Med: 19e6, Max: 19.6e6, N: 3}) {
+		t.Errorf("sync routes=1000 ns/op %+v", s)
 	}
 	if p, ok := param("BenchmarkX/routes=250/mode=a", "routes"); !ok || p != 250 {
 		t.Errorf("param = %d, %v", p, ok)
 	}
 	if _, ok := param("BenchmarkX", "routes"); ok {
 		t.Error("param of a name without it")
+	}
+}
+
+// TestUpdateFamilies: lines group by benchmark family in a fixed order (Update, Sync, then the
+// others by name), each family's time ratio is against its own smallest size, and a name without
+// routes=N is its own family, labelled with its name.
+func TestUpdateFamilies(t *testing.T) {
+	line := func(name string, ns float64) benchLine {
+		return benchLine{Name: name, Procs: 2, Iterations: 20, Metrics: map[string]float64{"ns/op": ns}}
+	}
+	lines := []benchLine{
+		line("BenchmarkZeta/routes=10", 5e6),
+		line("BenchmarkSyncOneEndpoint/routes=10000", 60e6),
+		line("BenchmarkUpdateOneEndpoint/routes=10000", 100e6),
+		line("BenchmarkSyncOneEndpoint/routes=1000", 20e6),
+		line("BenchmarkCompute", 9e6),
+		line("BenchmarkUpdateOneEndpoint/routes=1000", 10e6),
+		line("BenchmarkZeta/routes=10/mode=a", 7e6),
+	}
+	families := updateFamilies(lines)
+	var names []string
+	for _, f := range families {
+		names = append(names, f.name)
+	}
+	want := "BenchmarkUpdateOneEndpoint BenchmarkSyncOneEndpoint BenchmarkCompute BenchmarkZeta BenchmarkZeta/mode=a"
+	if got := strings.Join(names, " "); got != want {
+		t.Fatalf("families %s, want %s", got, want)
+	}
+	ratios := func(f updateFamily) string {
+		var rs []string
+		for _, r := range f.table().rows {
+			rs = append(rs, r[0]+"="+r[len(r)-1])
+		}
+		return strings.Join(rs, " ")
+	}
+	for i, want := range []string{"1,000=1.00 10,000=10.00", "1,000=1.00 10,000=3.00", "BenchmarkCompute=1.00", "10=1.00", "10=1.00"} {
+		if got := ratios(families[i]); got != want {
+			t.Errorf("%s: label=ratio %s, want %s", families[i].name, got, want)
+		}
+	}
+	if s, ok := families[1].series(); !ok || s.name != "Sync: median, with minimum and maximum" || len(s.xs) != 2 || s.ys[0] != 20 {
+		t.Errorf("sync series %+v, %v", s, ok)
+	}
+	if s, ok := families[2].series(); ok {
+		t.Errorf("a series without routes=N: %+v", s)
 	}
 }
 
