@@ -25,6 +25,9 @@ type indexer struct {
 	slices     kindList[*discoveryv1.EndpointSlice]
 	// kinds[k] tells, for the lookups of depKind k, what changed since the previous call.
 	kinds [depSlices + 1]kindChange
+	// namespacesChanged tells whether the Namespaces index was rebuilt or patched since the previous
+	// call (Namespaces are not looked up by the per-Route work, only by sharding).
+	namespacesChanged bool
 }
 
 // kindList is the last input list of one kind, and how many entries of it hold each index key.
@@ -50,15 +53,18 @@ func (ix *indexer) update(in Input) *index {
 		clear(ix.kinds[k].changed)
 	}
 	x := ix.x
+	ix.namespacesChanged = first
 	if first || !patch(&ix.namespaces, in.Namespaces, func(o, n *corev1.Namespace) bool {
 		if o == nil || n == nil || o.Name != n.Name || ix.namespaces.counts[n.Name] != 1 {
 			return false
 		}
 		x.namespaces[n.Name] = n
+		ix.namespacesChanged = true
 		return true
 	}) {
 		ix.namespaces = kindList[*corev1.Namespace]{list: slices.Clone(in.Namespaces), counts: map[string]int{}}
 		x.namespaces = namespaceIndex(in.Namespaces, ix.namespaces.counts)
+		ix.namespacesChanged = true
 	}
 	if first || !patch(&ix.services, in.Services, replaceObject(&ix.services, x.services, &ix.kinds[depService])) {
 		ix.services = kindList[*corev1.Service]{list: slices.Clone(in.Services), counts: map[string]int{}}
@@ -144,6 +150,18 @@ func (c *kindChange) mark(key string) {
 		c.changed = map[string]bool{}
 	}
 	c.changed[key] = true
+}
+
+// onlySlicesPatched reports whether the latest update changed nothing but EndpointSlices, and
+// those only by patching replacements in place (their changed keys are kinds[depSlices].changed):
+// Namespaces, Services and Secrets are the same objects under the same keys as in the previous call.
+func (ix *indexer) onlySlicesPatched() bool {
+	for _, k := range []depKind{depService, depSecret} {
+		if c := &ix.kinds[k]; c.rebuilt || len(c.changed) > 0 {
+			return false
+		}
+	}
+	return !ix.namespacesChanged && !ix.kinds[depSlices].rebuilt
 }
 
 // known reports whether a lookup verified in the previous call is known to return the same now.

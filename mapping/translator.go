@@ -22,6 +22,10 @@ import (
 // the Maps, Certificates, CAFiles and Routes slices of the previous result are returned as they are,
 // and Backends too when no backend changed.
 //
+// When only EndpointSlices changed since the previous call (see fastTranslate), the call costs little
+// more than comparing the Routes list: it rebuilds the backends that looked up a changed slice, found
+// through a reverse index, and returns the previous result with those backends replaced.
+//
 // Results therefore share memory with earlier ones and with later ones: callers must treat them as
 // read-only (model.Config.Clone gives a copy to modify). The memo holds only the Routes of the latest
 // input. A Translator keeps no global state and is not safe for concurrent use.
@@ -29,9 +33,18 @@ type Translator struct {
 	opts Options
 	ix   indexer
 	rec  recorder
-	gen  uint64
+	gen  uint64 // numbers the calls that take the normal path; a fast call amends the latest one
 	memo map[*routev1.Route]*routeMemo
 	used int // memo entries used by the current call
+	// rev is the reverse index of the memo: for an EndpointSlice lookup key ("ns/service"), the memo
+	// entries whose vdeps or bdeps hold a lookup of it (see link).
+	rev map[string]map[*routeMemo]depUse
+	// routes is a copy of the Routes list of the latest input.
+	routes []*routev1.Route
+	// fastCalls counts the calls answered by fastTranslate (for tests).
+	fastCalls int
+	// attempt numbers the calls of affected, which marks each entry it lists (routeMemo.attempt).
+	attempt uint64
 
 	// The per-call state of the translation, emptied and reused by every call.
 	seen     map[string]bool
@@ -59,6 +72,8 @@ type routeMemo struct {
 	bwarn   []*rejection
 	bdeps   []dep  // lookups of buildBackend
 	bgen    uint64 // the last call that verified bdeps
+
+	attempt uint64 // the last affected call that listed the entry
 }
 
 // previous is what the previous call returned and what it depended on.
@@ -68,6 +83,7 @@ type previous struct {
 	admitted []*admission     // memoized admissions admitted, in admission order
 	order    []int            // cfg.Backends[i] is the backend of admitted[order[i]]
 	cfg      *model.Config    // nil before the first call
+	problems []Problem        // a copy of the problems returned with cfg
 }
 
 // NewTranslator returns a Translator for the given options (assumed valid, see Options.Validate);
@@ -76,15 +92,19 @@ func NewTranslator(opts Options) *Translator {
 	opts.AllowedDomains = slices.Clone(opts.AllowedDomains)
 	opts.DeniedDomains = slices.Clone(opts.DeniedDomains)
 	opts.RouterAddresses = slices.Clone(opts.RouterAddresses)
-	return &Translator{opts: opts, memo: map[*routev1.Route]*routeMemo{}, prev: &previous{}}
+	return &Translator{opts: opts, memo: map[*routev1.Route]*routeMemo{}, rev: map[string]map[*routeMemo]depUse{}, prev: &previous{}}
 }
 
 // Translate turns a snapshot into the desired HAProxy state and the per-Route problems, as the
 // function Translate does with the Translator's options, reusing the previous call's results where
 // the objects are the same pointers. The result must not be modified (see Translator).
 func (tr *Translator) Translate(in Input) (*model.Config, []Problem) {
-	tr.gen++
 	idx := tr.ix.update(in)
+	if cfg, problems, ok := tr.fastTranslate(in, idx); ok {
+		tr.fastCalls++
+		return cfg, problems
+	}
+	tr.gen++
 	tr.rec = recorder{idx: idx}
 	tr.admitted = tr.admitted[:0]
 	tr.used = 0
@@ -92,6 +112,9 @@ func (tr *Translator) Translate(in Input) (*model.Config, []Problem) {
 	cfg, problems := t.run(tr.sortedRoutes(t, in.Routes))
 	tr.backends = t.backends
 	tr.sweep()
+	clear(tr.routes) // no stale pointer keeps a removed Route alive
+	tr.routes = append(tr.routes[:0], in.Routes...)
+	tr.prev.problems = slices.Clone(problems) // the caller may append to (or reorder) its own
 	return cfg, problems
 }
 
@@ -167,7 +190,10 @@ func (t *translator) validated(r *routev1.Route, m *routeMemo) (*admission, *rej
 	}
 	t.inc.rec.take()
 	a, rej := t.validate(r)
-	*m = routeMemo{gen: m.gen, key: m.key, validated: true, adm: a, rej: rej, vdeps: t.inc.rec.take(), vgen: t.inc.gen}
+	vdeps := t.inc.rec.take()
+	t.inc.link(m, useValidate, m.vdeps, vdeps)
+	t.inc.link(m, useBackend, m.bdeps, nil) // the backend goes with the old validation
+	*m = routeMemo{gen: m.gen, key: m.key, validated: true, adm: a, rej: rej, vdeps: vdeps, vgen: t.inc.gen}
 	return a, rej
 }
 
@@ -187,12 +213,16 @@ func (t *translator) built(a *admission, m *routeMemo) (*model.Backend, []*rejec
 	t.rebuilt++
 	t.inc.rec.take()
 	b, warnings := t.buildBackend(a)
-	m.built, m.backend, m.bwarn, m.bdeps, m.bgen = true, &b, warnings, t.inc.rec.take(), t.inc.gen
+	bdeps := t.inc.rec.take()
+	t.inc.link(m, useBackend, m.bdeps, bdeps)
+	m.built, m.backend, m.bwarn, m.bdeps, m.bgen = true, &b, warnings, bdeps, t.inc.gen
 	return m.backend, warnings
 }
 
 // hold reports whether every recorded lookup returns the same objects in this call's index. A lookup
-// verified in the previous call (verified) holds unless the indexer rebuilt or changed its key.
+// verified in the previous call (verified) holds unless the indexer rebuilt or changed its key (the
+// previous call as amended by the fast calls after it, whose changes it leaves no lookup depending on:
+// see translator_fast.go).
 func (tr *Translator) hold(deps []dep, verified uint64) bool {
 	last := verified+1 == tr.gen
 	for i := range deps {
@@ -246,6 +276,8 @@ func (tr *Translator) sweep() {
 	}
 	for r, m := range tr.memo {
 		if m.gen != tr.gen {
+			tr.link(m, useValidate, m.vdeps, nil)
+			tr.link(m, useBackend, m.bdeps, nil)
 			delete(tr.memo, r)
 		}
 	}

@@ -8,24 +8,33 @@ import (
 
 // BenchmarkTranslator measures one sync after one EndpointSlice changed: at 1k, 10k and 20k Routes of
 // benchInput (10 endpoints each), every iteration translates a snapshot where the slice of the middle
-// Route alternates between two versions (one address differs), with a Translator and with Translate.
+// Route alternates between two versions (one address differs), with a Translator (the fast path) and
+// with Translate. TranslatorRouteChanged alternates the middle Route too (a copy of it in the second
+// snapshot), which takes the Translator's normal path.
 func BenchmarkTranslator(b *testing.B) {
 	for _, n := range []int{1000, 10000, 20000} {
 		inputs := alternatingSliceInputs(n)
 		opts := DefaultOptions()
-		b.Run(fmt.Sprintf("routes=%d/Translator", n), func(b *testing.B) {
-			tr := NewTranslator(opts)
-			tr.Translate(inputs[1])
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				cfg, _ := tr.Translate(inputs[i%2])
-				i++
-				if len(cfg.Backends) != n {
-					b.Fatalf("%d backends, want %d", len(cfg.Backends), n)
+		run := func(inputs [2]Input) func(b *testing.B) {
+			return func(b *testing.B) {
+				tr := NewTranslator(opts)
+				tr.Translate(inputs[1])
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					cfg, _ := tr.Translate(inputs[i%2])
+					i++
+					if len(cfg.Backends) != n {
+						b.Fatalf("%d backends, want %d", len(cfg.Backends), n)
+					}
 				}
 			}
-		})
+		}
+		b.Run(fmt.Sprintf("routes=%d/Translator", n), run(inputs))
+		routeChanged := inputs
+		routeChanged[1].Routes = slices.Clone(inputs[1].Routes)
+		routeChanged[1].Routes[n/2] = routeChanged[1].Routes[n/2].DeepCopy()
+		b.Run(fmt.Sprintf("routes=%d/TranslatorRouteChanged", n), run(routeChanged))
 		b.Run(fmt.Sprintf("routes=%d/Translate", n), func(b *testing.B) {
 			b.ReportAllocs()
 			i := 0

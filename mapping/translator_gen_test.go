@@ -266,13 +266,21 @@ func (u *universe) tweakTLS(r *routev1.Route) {
 }
 
 // step changes the universe as one sync might see it: a few objects replaced by modified or equal
-// copies, added or removed; sometimes nothing at all.
-func (u *universe) step() {
-	if u.rng.IntN(8) == 0 {
-		return // the same snapshot again
+// copies, added or removed; often only EndpointSlices replaced in place; sometimes nothing at all. It
+// returns the kinds of change it made (stepKinds), for the tests' statistics.
+func (u *universe) step() []string {
+	switch u.rng.IntN(8) {
+	case 0:
+		return []string{"none"} // the same snapshot again
+	case 1, 2, 3:
+		u.replaceSlices()
+		return []string{"slices"}
 	}
+	var kinds []string
 	for range 1 + u.rng.IntN(3) {
-		switch k := u.rng.IntN(20); {
+		k := u.rng.IntN(20)
+		kinds = append(kinds, stepKind(k))
+		switch {
 		case k < 5:
 			u.in.EndpointSlices = changeList(u, u.in.EndpointSlices, func(s *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
 				if u.rng.IntN(4) == 0 {
@@ -311,6 +319,91 @@ func (u *universe) step() {
 			u.rng.Shuffle(len(u.in.Routes), func(i, j int) { u.in.Routes[i], u.in.Routes[j] = u.in.Routes[j], u.in.Routes[i] })
 		}
 	}
+	return kinds
+}
+
+// stepKinds are the kinds of change step makes: the same snapshot, EndpointSlices only replaced in
+// place, then those of the general case (see stepKind).
+var stepKinds = []string{"none", "slices", "slice list", "routes", "services", "secrets", "namespaces", "deep copy", "shuffle"}
+
+// stepKind names the change of draw k (0-19) in the general case of step.
+func stepKind(k int) string {
+	switch {
+	case k < 5:
+		return "slice list"
+	case k < 11:
+		return "routes"
+	case k < 14:
+		return "services"
+	case k < 16:
+		return "secrets"
+	case k < 17:
+		return "namespaces"
+	case k < 18:
+		return "deep copy"
+	}
+	return "shuffle"
+}
+
+// replaceSlices replaces EndpointSlices in place by copies (new pointers, same namespace, name and
+// Service), of a Route's Service or of any: most often every slice of one Service with valid addresses (so that the backends of
+// the Service lose their refused endpoints, if they had any), sometimes one slice unchanged or drawn
+// anew (which may refuse endpoints).
+func (u *universe) replaceSlices() {
+	u.in.EndpointSlices = slices.Clone(u.in.EndpointSlices)
+	if len(u.in.EndpointSlices) == 0 {
+		return
+	}
+	i := u.rng.IntN(len(u.in.EndpointSlices))
+	if len(u.in.Routes) > 0 && u.rng.IntN(4) > 0 {
+		// Most often a slice of the Service of a Route, which is more likely to have a backend.
+		if r := u.in.Routes[u.rng.IntN(len(u.in.Routes))]; r != nil {
+			if j := slices.IndexFunc(u.in.EndpointSlices, func(s *discoveryv1.EndpointSlice) bool {
+				return s != nil && s.Namespace == r.Namespace && s.Labels[discoveryv1.LabelServiceName] == r.Spec.To.Name
+			}); j >= 0 {
+				i = j
+			}
+		}
+	}
+	s := u.in.EndpointSlices[i]
+	if s == nil {
+		return
+	}
+	svc := s.Labels[discoveryv1.LabelServiceName]
+	switch u.rng.IntN(5) {
+	case 0:
+		u.in.EndpointSlices[i] = u.slice(s.Namespace, s.Name, svc)
+	case 1:
+		u.in.EndpointSlices[i] = s.DeepCopy()
+	default:
+		for j, o := range u.in.EndpointSlices {
+			if o != nil && o.Namespace == s.Namespace && o.Labels[discoveryv1.LabelServiceName] == svc {
+				u.in.EndpointSlices[j] = u.cleanSlice(o)
+			}
+		}
+	}
+}
+
+// cleanSlice returns a copy of s whose endpoints have valid addresses of its family, name no pod of
+// another namespace, and are sometimes not ready.
+func (u *universe) cleanSlice(s *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
+	s = s.DeepCopy()
+	for j := range s.Endpoints {
+		ep := &s.Endpoints[j]
+		addr := u.pick([]string{"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6"})
+		if s.AddressType == discoveryv1.AddressTypeIPv6 {
+			addr = u.pick([]string{"fd00::1", "fd00::2", "fd00::3"})
+		}
+		ep.Addresses = []string{addr}
+		if ep.TargetRef != nil {
+			ep.TargetRef.Namespace = s.Namespace
+		}
+		ep.Conditions.Ready = nil
+		if u.rng.IntN(4) == 0 {
+			ep.Conditions.Ready = routetest.Ptr(false)
+		}
+	}
+	return s
 }
 
 // changeList returns a new list with one change: an entry replaced (in place, as a sorted snapshot

@@ -46,13 +46,16 @@ func universePEMs(t testing.TB) universePEM {
 // TestTranslatorMatchesTranslate runs seeded random sequences of snapshots through a Translator and
 // checks at every step that it returns exactly what Translate returns (model and problems), that the
 // results of earlier steps were not modified, and that the memo holds only Routes of the latest
-// snapshot.
+// snapshot. The fast path must be taken, rebuilding backends, and every kind of step must come right
+// after a call it answered.
 func TestTranslatorMatchesTranslate(t *testing.T) {
 	pems := universePEMs(t)
 	steps := 300
 	if testing.Short() {
 		steps = 60
 	}
+	afterFast := map[string]int{} // the kinds of the steps that followed a fast call
+	fastRebuilds := 0             // fast calls that rebuilt backends
 	for name, opts := range translatorOptions() {
 		for seed := uint64(1); seed <= 4; seed++ {
 			t.Run(fmt.Sprintf("%s/seed=%d", name, seed), func(t *testing.T) {
@@ -61,11 +64,26 @@ func TestTranslatorMatchesTranslate(t *testing.T) {
 				var kept []*model.Config // earlier results with a deep copy of each
 				var copies []*model.Config
 				stats := map[string]int{}
+				var prevBackends []*model.Backend
+				wasFast := false
 				for step := range steps {
 					if step > 0 {
-						u.step()
+						for _, k := range u.step() {
+							if wasFast {
+								afterFast[k]++
+							}
+						}
 					}
+					fastCalls := tr.fastCalls
 					got, gotProblems := tr.Translate(u.in)
+					wasFast = tr.fastCalls > fastCalls
+					if wasFast {
+						stats["fast"]++
+						if unsafe.SliceData(got.Backends) != unsafe.SliceData(prevBackends) {
+							stats["fast rebuild"]++
+						}
+					}
+					prevBackends = got.Backends
 					want, wantProblems := Translate(u.in, opts)
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("step %d: the Translator's model differs from Translate's:\n%s", step, configDiff(got, want))
@@ -74,6 +92,7 @@ func TestTranslatorMatchesTranslate(t *testing.T) {
 						t.Fatalf("step %d: the Translator's problems differ from Translate's:\n got %v\nwant %v", step, gotProblems, wantProblems)
 					}
 					checkMemoBound(t, tr, u.in)
+					checkReverseIndex(t, tr)
 					if err := sameIndex(tr.ix.x, newIndex(u.in)); err != nil {
 						t.Fatalf("step %d: the Translator's index differs from newIndex: %v", step, err)
 					}
@@ -94,7 +113,7 @@ func TestTranslatorMatchesTranslate(t *testing.T) {
 				}
 				// The universe must exercise what it is meant to: admitted Routes, conflicts,
 				// duplicates, invalid Routes, certificates served to another Route.
-				for _, k := range []string{"backends", ReasonHostAlreadyClaimed, ReasonInvalidRoute, ReasonInvalidAnnotation} {
+				for _, k := range []string{"backends", ReasonHostAlreadyClaimed, ReasonInvalidRoute, ReasonInvalidAnnotation, "fast"} {
 					if stats[k] == 0 {
 						t.Errorf("no %s in %d steps: the universe is too narrow (%v)", k, steps, stats)
 					}
@@ -102,9 +121,20 @@ func TestTranslatorMatchesTranslate(t *testing.T) {
 				if name == "plain" && (stats[ReasonCertificateNotServed] == 0 || stats[ReasonEndpointRejected] == 0) {
 					t.Errorf("no certificate overlap or refused endpoint in %d steps (%v)", steps, stats)
 				}
+				t.Logf("%d fast calls (%d rebuilding backends) in %d steps", stats["fast"], stats["fast rebuild"], steps)
+				fastRebuilds += stats["fast rebuild"]
 			})
 		}
 	}
+	if fastRebuilds == 0 {
+		t.Error("no fast call rebuilt a backend")
+	}
+	for _, k := range stepKinds {
+		if afterFast[k] == 0 {
+			t.Errorf("no %q step right after a fast call (%v)", k, afterFast)
+		}
+	}
+	t.Logf("steps right after a fast call: %v", afterFast)
 }
 
 // checkMemoBound fails unless every memo entry is a Route of in.
