@@ -117,7 +117,7 @@ bench: haproxy-versions build iproute2 e2e-bin bench-stock ## haroute beside the
 		HAROUTE_BENCH_ROUTES=$(BENCH_ROUTES) HAROUTE_BENCH_ENDPOINTS=$(BENCH_ENDPOINTS) \
 		HAROUTE_BENCH_OUT=$(abspath $(BENCH_OUT)) HAROUTE_BENCH_REPEATS=$(BENCH_REPEATS) \
 		$(GO) test -tags e2e -count=1 -timeout $(BENCH_TIMEOUT) -v -run '$(BENCH_RUN)' -skip '^TestTracesSmoke$$' ./e2e/bench/
-	$(GO) test ./runtime/haproxy -run XXX -bench 'UpdateOneEndpoint|SyncOneEndpoint' -benchmem -benchtime 20x -count 3 > $(BENCH_OUT)/update.txt
+	$(GO) test ./runtime/haproxy -run XXX -bench 'UpdateOneEndpoint|SyncOneEndpoint' -benchmem -benchtime 100x -count 3 > $(BENCH_OUT)/update.txt
 	$(MAKE) bench-report
 
 bench-report: ## regenerate docs/bench.md and its plots (docs/bench/) from the results in BENCH_OUT (e2e/bench/report)

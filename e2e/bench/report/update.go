@@ -9,7 +9,7 @@ import (
 )
 
 // updateCommand is what the bench target runs to write update.txt.
-const updateCommand = "go test ./runtime/haproxy -run XXX -bench 'UpdateOneEndpoint|SyncOneEndpoint' -benchmem -benchtime 20x -count 3 > bin/bench/update.txt"
+const updateCommand = "go test ./runtime/haproxy -run XXX -bench 'UpdateOneEndpoint|SyncOneEndpoint' -benchmem -benchtime 100x -count 3 > bin/bench/update.txt"
 
 // knownFamily is a benchmark of update.txt the report describes, in the order it shows them.
 type knownFamily struct {
