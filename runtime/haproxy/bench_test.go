@@ -89,6 +89,18 @@ func update(b *testing.B, u *haproxy.Instance, cfg *model.Config) haproxy.Outcom
 	return out
 }
 
+// oneEndpointBench starts HAProxy for routes Routes plus app/big (3 endpoints) and returns two
+// snapshots that share every object but app/big's EndpointSlice (4 endpoints in the second), as an
+// informer cache gives them, and the Translator that translates them.
+func oneEndpointBench(b *testing.B, routes int) (in3, in4 mapping.Input, u *haproxy.Instance, tr *mapping.Translator) {
+	in3 = benchInputN(routes, 3)
+	in4 = in3
+	in4.EndpointSlices = slices.Clone(in3.EndpointSlices)
+	in4.EndpointSlices[len(in4.EndpointSlices)-1] = benchInputN(0, 4).EndpointSlices[0] // app/big's
+	u, opts, _ := benchUpdater(b, in3)
+	return in3, in4, u, mapping.NewTranslator(opts)
+}
+
 // BenchmarkUpdateOneEndpoint is the time from a new desired state to HAProxy serving it when one
 // endpoint of one Route changes, with 1,000, 10,000 and 20,000 other Routes (how the cost of a small
 // change grows with the cluster): plan, render and write-through of every file, and the runtime ops
@@ -98,12 +110,7 @@ func update(b *testing.B, u *haproxy.Instance, cfg *model.Config) haproxy.Outcom
 func BenchmarkUpdateOneEndpoint(b *testing.B) {
 	for _, routes := range []int{1000, 10000, 20000} {
 		b.Run(fmt.Sprintf("routes=%d", routes), func(b *testing.B) {
-			in3 := benchInputN(routes, 3)
-			in4 := in3
-			in4.EndpointSlices = slices.Clone(in3.EndpointSlices)
-			in4.EndpointSlices[len(in4.EndpointSlices)-1] = benchInputN(0, 4).EndpointSlices[0] // app/big's
-			u, opts, _ := benchUpdater(b, in3)
-			tr := mapping.NewTranslator(opts)
+			in3, in4, u, tr := oneEndpointBench(b, routes)
 			three, _ := tr.Translate(in3)
 			four, _ := tr.Translate(in4)
 			states := []*model.Config{four, three}
@@ -123,12 +130,7 @@ func BenchmarkUpdateOneEndpoint(b *testing.B) {
 func BenchmarkSyncOneEndpoint(b *testing.B) {
 	for _, routes := range []int{1000, 10000, 20000} {
 		b.Run(fmt.Sprintf("routes=%d", routes), func(b *testing.B) {
-			in3 := benchInputN(routes, 3)
-			in4 := in3
-			in4.EndpointSlices = slices.Clone(in3.EndpointSlices)
-			in4.EndpointSlices[len(in4.EndpointSlices)-1] = benchInputN(0, 4).EndpointSlices[0] // app/big's
-			u, opts, _ := benchUpdater(b, in3)
-			tr := mapping.NewTranslator(opts)
+			in3, in4, u, tr := oneEndpointBench(b, routes)
 			var valid *model.Config
 			sync := func(in mapping.Input) {
 				cfg, _ := tr.Translate(in)
