@@ -9,8 +9,8 @@ import (
 )
 
 // Compute plans the way from applied (nil: nothing known, e.g. first start) to desired (a Translate
-// result, without pool; not nil). It never modifies its arguments; Next may share read-only data
-// (servers, map entries, PEM strings) with them, so treat all three as read-only.
+// result, without pool; not nil). It never modifies its arguments; Next shares read-only data (whole
+// backends, servers, map entries, PEM strings) with them, so treat all three as read-only.
 //
 //   - applied nil: Structural [o.Unknown, default Initial], Next = WithPool(desired).
 //   - Settings that differ (any field but RouterName) are GlobalChanged, frontends that differ

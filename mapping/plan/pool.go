@@ -99,7 +99,7 @@ func (f PoolSizes) size(s *model.Settings, k PoolKey) int {
 // Settings.SparePoolSize) named model.SpareBackendName(kind, balance, i), with the options Translate
 // gives an annotation-free Route of that kind and balance, the default cookie of the spare's own
 // name, no servers and no Route. Reencrypt spares have no TLS settings until claimed. The result
-// shares read-only data (servers, PEM strings) with desired; desired is not modified.
+// shares read-only data (backends, servers, PEM strings) with desired; desired is not modified.
 func WithPoolSizes(desired *model.Config, sizes PoolSizes) *model.Config {
 	if desired == nil {
 		return nil

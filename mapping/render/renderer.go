@@ -54,11 +54,13 @@ func shardPath(i int) string { return fmt.Sprintf("%s/backends-%02d.cfg", Backen
 
 // Renderer renders the successive states of one HAProxy directory: the same files as Render, but it
 // keeps what it rendered, so that each state costs what changed rather than what there is. It
-// executes the template only for backends that differ from the ones it rendered last (compared with
-// model.Backend.Equal), and rewrites only the backend files, map files and certificates whose content
-// changed; a file that did not change is returned with the very same Data as before, which lets a
-// caller skip it by identity. It checks what it renders as Render does (model validation and
-// checkConfig), incrementally, except that it does not re-check RouteInfo, which no file holds.
+// executes the template only for backends that differ from the ones it rendered last (the very same
+// pointer at the same index, else model.Backend.Equal), and rewrites only the backend files, map files
+// and certificates whose content changed; a file that did not change is returned with the very same
+// Data as before, which lets a caller skip it by identity. It keeps the backends it rendered, so the
+// configs it is given must stay unmodified (model.Config is read-only once built). It checks what it
+// renders as Render does (model validation and checkConfig), incrementally, except that it does not
+// re-check RouteInfo, which no file holds.
 //
 // A Renderer is not safe for concurrent use. After an error it starts from nothing again.
 type Renderer struct {
