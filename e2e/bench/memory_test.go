@@ -76,19 +76,26 @@ func TestIdleMemory(t *testing.T) {
 		r := c.StartRouterArgs(t, []string{"--managed-haproxy=" + hb, "--reload-interval", benchReloadInterval.String()},
 			append(env, "ROUTER_NAME="+harouteName)...)
 		served := WaitServed(t, c, w, harouteName, r.Client, admitted, servedTimeout(routes))
-		time.Sleep(idlePause)
-		pid := r.Proc.Cmd.Process.Pid
-		pids, err := HAProxyDescendants(pid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := Measure(pid, pids)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := measureIdle(t, r.Proc.Cmd.Process.Pid)
 		logFigures(t, "haroute", w, m, start, served, r.Reloads(), hb)
 		out.Points = append(out.Points, idlePoint("haroute", w, m, start, served, r.Reloads()))
 	})
+}
+
+// measureIdle waits idlePause, for the router and its HAProxy to settle, then measures the memory of
+// the router process routerPID and of the HAProxy processes under it.
+func measureIdle(t *testing.T, routerPID int) Memory {
+	t.Helper()
+	time.Sleep(idlePause)
+	pids, err := HAProxyDescendants(routerPID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Measure(routerPID, pids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // logFigures logs the FIGURES line of one router: the fields the comparison reads, then the PSS

@@ -91,16 +91,7 @@ func scalePoint(t *testing.T, hb string, routes, endpoints, repeats int) results
 	start := time.Now()
 	r := c.StartRouterArgs(t, []string{"--managed-haproxy=" + hb}, env...)
 	served := WaitServed(t, c, w, harouteName, r.Client, true, servedTimeout(routes))
-	time.Sleep(idlePause)
-	pid := r.Proc.Cmd.Process.Pid
-	pids, err := HAProxyDescendants(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Measure(pid, pids)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := measureIdle(t, r.Proc.Cmd.Process.Pid)
 	p := results.ScalePoint{
 		Routes: routes, Endpoints: endpoints,
 		HarouteRSSMB: mib(m.RouterRSS), HAProxyRSSMB: mib(m.HAProxyRSS), HAProxyPSSMB: mib(m.HAProxyPSS),
