@@ -8,7 +8,9 @@
 // names its output directory) in mount and PID namespaces of its own, with a fresh directory on
 // /var/lib/haproxy, the path its template and reload script hard-code; haroute runs through
 // framework's StartRouter. The proc.go helpers find the HAProxy processes of either router and read
-// their memory from /proc; the tests log their measurements as FIGURES lines.
+// their memory from /proc; the tests log their measurements as FIGURES lines. TestIdleMemory measures
+// both routers idle, then (measureHeld) after endpoint churn with long-lived connections held, which
+// is where reloads cost memory: each reload leaves an old HAProxy process until its connections end.
 //
 // TestDataPlane (dataplane.go) needs neither the API server nor the stock router: it measures
 // requests per second through two HAProxies that differ only in their host and path lookup,

@@ -104,18 +104,29 @@ func sample(n int) []int {
 
 // checkAnswer requests Route i's host and checks that one of its Service's backends answered 200.
 func checkAnswer(client *testbed.Client, w *Workload, i int) error {
-	resp, err := client.Do(http.MethodGet, "http://"+w.Host(i)+"/", nil)
+	return checkAnswerFrom(client, w.Host(i), w.BackendsOf(i))
+}
+
+// checkAnswerFrom requests host and checks that one of backends answered 200.
+func checkAnswerFrom(client *testbed.Client, host string, backends []*framework.Backend) error {
+	resp, err := client.Do(http.MethodGet, "http://"+host+"/", nil)
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", w.Host(i), err)
+		return fmt.Errorf("GET %s: %w", host, err)
 	}
-	var names []string
-	for _, b := range w.BackendsOf(i) {
-		names = append(names, b.Name)
-	}
+	names := backendNames(backends)
 	if resp.Status != http.StatusOK || !slices.Contains(names, resp.Backend) {
-		return fmt.Errorf("GET %s: answer %d from %q, want 200 from one of %v", w.Host(i), resp.Status, resp.Backend, names)
+		return fmt.Errorf("GET %s: answer %d from %q, want 200 from one of %v", host, resp.Status, resp.Backend, names)
 	}
 	return nil
+}
+
+// backendNames returns the pod names of backends.
+func backendNames(backends []*framework.Backend) []string {
+	names := make([]string, len(backends))
+	for i, b := range backends {
+		names[i] = b.Name
+	}
+	return names
 }
 
 // admittedBy counts the Routes of ns whose status has an Admitted=True entry from routerName.

@@ -20,8 +20,10 @@ const (
 	routesEnv = "HAROUTE_BENCH_ROUTES"
 	// admittedEnv set to 0 measures without waiting for every Route's status (start_to_admitted is
 	// then not measured).
-	admittedEnv      = "HAROUTE_BENCH_ADMITTED"
-	endpointsEnv     = "HAROUTE_BENCH_ENDPOINTS"
+	admittedEnv  = "HAROUTE_BENCH_ADMITTED"
+	endpointsEnv = "HAROUTE_BENCH_ENDPOINTS"
+	// heldEnv set to 0 leaves out the measurement with long-lived connections held (measureHeld).
+	heldEnv          = "HAROUTE_BENCH_HELD"
 	defaultRoutes    = 100
 	defaultEndpoints = 1
 	// benchMaxConn is both routers' ROUTER_MAX_CONNECTIONS: HAProxy sizes its fd use from it, and
@@ -37,11 +39,12 @@ const (
 	harouteName           = "haroute"
 )
 
-// TestIdleMemory measures what each router uses, alone and idle, for the same workload
-// ($HAROUTE_BENCH_ROUTES Routes, default 100, each to its own Service with $HAROUTE_BENCH_ENDPOINTS
-// endpoints, default 1): the stock router, then haroute, both with the same HAProxy, maxconn and
-// reload interval. Each is started once the objects exist, waited for until it serves them all, left
-// idle for 10s and measured; it logs one FIGURES line per router.
+// TestIdleMemory measures what each router uses, alone, for the same workload ($HAROUTE_BENCH_ROUTES
+// Routes, default 100, each to its own Service with $HAROUTE_BENCH_ENDPOINTS endpoints, default 1):
+// the stock router, then haroute, both with the same HAProxy, maxconn and reload interval. Each is
+// started once the objects exist, waited for until it serves them all, left idle for 10s and
+// measured; then (unless $HAROUTE_BENCH_HELD=0) measured again after endpoint churn with long-lived
+// connections held (measureHeld). It logs FIGURES lines per router.
 func TestIdleMemory(t *testing.T) {
 	build := requireStock(t)
 	hb := HAProxy(t)
@@ -50,6 +53,7 @@ func TestIdleMemory(t *testing.T) {
 	w := CreateWorkload(t, c, ns, pods, routes, endpoints)
 	env := []string{"ROUTER_MAX_CONNECTIONS=" + strconv.Itoa(benchMaxConn)}
 	admitted := os.Getenv(admittedEnv) != "0"
+	held := os.Getenv(heldEnv) != "0"
 	out := results.Idle{Header: NewHeader(hb, "make bench BENCH_RUN=TestIdleMemory BENCH_ROUTES=N BENCH_ENDPOINTS=E", time.Now())}
 	defer func() {
 		out.Elapsed = time.Since(out.Started).Seconds()
@@ -68,7 +72,15 @@ func TestIdleMemory(t *testing.T) {
 		}
 		// The reload script's first run starts HAProxy; the later ones reload it.
 		logFigures(t, "stock", w, m, r.Started, served, r.Reloads()-1, hb)
-		out.Points = append(out.Points, idlePoint("stock", w, m, r.Started, served, r.Reloads()-1))
+		p := idlePoint("stock", w, m, r.Started, served, r.Reloads()-1)
+		if held {
+			h := measureHeld(t, c, w, heldRouter{
+				name: "stock", pid: r.PID(), httpPort: r.HTTPPort, client: r.Client,
+				haproxyPIDs: func() ([]int, error) { return r.HAProxyPIDs(), nil }, reloads: r.Reloads,
+			})
+			p.Held = &h
+		}
+		out.Points = append(out.Points, p)
 		r.Stop()
 	})
 	t.Run("haroute", func(t *testing.T) {
@@ -76,9 +88,18 @@ func TestIdleMemory(t *testing.T) {
 		r := c.StartRouterArgs(t, []string{"--managed-haproxy=" + hb, "--reload-interval", benchReloadInterval.String()},
 			append(env, "ROUTER_NAME="+harouteName)...)
 		served := WaitServed(t, c, w, harouteName, r.Client, admitted, servedTimeout(routes))
-		m := measureIdle(t, r.Proc.Cmd.Process.Pid)
+		pid := r.Proc.Cmd.Process.Pid
+		m := measureIdle(t, pid)
 		logFigures(t, "haroute", w, m, start, served, r.Reloads(), hb)
-		out.Points = append(out.Points, idlePoint("haroute", w, m, start, served, r.Reloads()))
+		p := idlePoint("haroute", w, m, start, served, r.Reloads())
+		if held {
+			h := measureHeld(t, c, w, heldRouter{
+				name: "haroute", pid: pid, httpPort: r.HTTPPort, client: r.Client,
+				haproxyPIDs: func() ([]int, error) { return HAProxyDescendants(pid) }, reloads: r.Reloads,
+			})
+			p.Held = &h
+		}
+		out.Points = append(out.Points, p)
 	})
 }
 

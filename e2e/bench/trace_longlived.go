@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,7 +33,7 @@ const (
 type longLived struct {
 	httpPort int
 	host     string
-	backend  string
+	backends []string // the pods the host's answers may come from
 
 	mu      sync.Mutex
 	conns   []*stream
@@ -51,9 +52,10 @@ type stream struct {
 	ended    atomic.Bool  // the stream ended (EOF, error or closed)
 }
 
-// startLongLived starts opening long-lived connections to host, whose pod is named backend.
-func startLongLived(httpPort int, host, backend string) *longLived {
-	ll := &longLived{httpPort: httpPort, host: host, backend: backend, stop: make(chan struct{}), done: make(chan struct{})}
+// startLongLived starts opening long-lived connections to host, whose answers come from one of the
+// pods named backends.
+func startLongLived(httpPort int, host string, backends ...string) *longLived {
+	ll := &longLived{httpPort: httpPort, host: host, backends: backends, stop: make(chan struct{}), done: make(chan struct{})}
 	go ll.run()
 	return ll
 }
@@ -102,7 +104,7 @@ func (ll *longLived) open() (*stream, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if resp.StatusCode != http.StatusOK || resp.Header.Get(testbed.HeaderBackend) != ll.backend {
+	if resp.StatusCode != http.StatusOK || !slices.Contains(ll.backends, resp.Header.Get(testbed.HeaderBackend)) {
 		_ = resp.Body.Close()
 		return fail(fmt.Errorf("answer %d from %q", resp.StatusCode, resp.Header.Get(testbed.HeaderBackend)))
 	}

@@ -42,13 +42,32 @@ func (w *Workload) Name(i int) string { return fmt.Sprintf("r%04d", i) }
 // Host returns the host of Route i.
 func (w *Workload) Host(i int) string { return w.Name(i) + ".bench.test" }
 
-// BackendsOf returns the backends listed in the EndpointSlice of Service i.
-func (w *Workload) BackendsOf(i int) []*framework.Backend {
+// BackendsOf returns the backends listed in the EndpointSlice of Service i as created.
+func (w *Workload) BackendsOf(i int) []*framework.Backend { return w.backendsAt(i, 0) }
+
+// backendsAt returns the backends of Service i moved on by shift: backends i+shift, i+shift+1, ….
+func (w *Workload) backendsAt(i, shift int) []*framework.Backend {
 	out := make([]*framework.Backend, w.Endpoints)
 	for j := range out {
-		out[j] = w.Backends[(i+j)%len(w.Backends)]
+		out[j] = w.Backends[(i+shift+j)%len(w.Backends)]
 	}
 	return out
+}
+
+// Shift replaces the endpoints of Service i with backends i+shift, i+shift+1, … (pod IP churn: the
+// same number of endpoints at other addresses) and returns them.
+func (w *Workload) Shift(ctx context.Context, c *framework.Cluster, i, shift int) ([]*framework.Backend, error) {
+	slices := c.Kube.DiscoveryV1().EndpointSlices(w.Namespace)
+	want := w.sliceAt(i, shift)
+	cur, err := slices.Get(ctx, want.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("shift endpoints of %s/%s: %w", w.Namespace, w.Name(i), err)
+	}
+	want.ResourceVersion = cur.ResourceVersion
+	if _, err := slices.Update(ctx, want, metav1.UpdateOptions{}); err != nil {
+		return nil, fmt.Errorf("shift endpoints of %s/%s: %w", w.Namespace, w.Name(i), err)
+	}
+	return w.backendsAt(i, shift), nil
 }
 
 // CreateWorkload starts max(endpoints, 4) backends in pods and creates the workload's Services,
@@ -108,7 +127,10 @@ func (w *Workload) create(ctx context.Context, c *framework.Cluster, i int) erro
 }
 
 // slice returns the EndpointSlice of Service i: its backends, ready, on port http (BackendPort).
-func (w *Workload) slice(i int) *discoveryv1.EndpointSlice {
+func (w *Workload) slice(i int) *discoveryv1.EndpointSlice { return w.sliceAt(i, 0) }
+
+// sliceAt returns the EndpointSlice of Service i with its backends moved on by shift.
+func (w *Workload) sliceAt(i, shift int) *discoveryv1.EndpointSlice {
 	name := w.Name(i)
 	port, proto, ready, portName := int32(framework.BackendPort), corev1.ProtocolTCP, true, "http"
 	s := &discoveryv1.EndpointSlice{
@@ -117,7 +139,7 @@ func (w *Workload) slice(i int) *discoveryv1.EndpointSlice {
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &proto}},
 	}
-	for _, b := range w.BackendsOf(i) {
+	for _, b := range w.backendsAt(i, shift) {
 		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{
 			Addresses:  []string{b.IP},
 			Conditions: discoveryv1.EndpointConditions{Ready: &ready},

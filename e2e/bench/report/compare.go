@@ -8,7 +8,7 @@ import (
 
 // idleSection compares the stock router and haroute, idle, at the same sizes.
 func idleSection(d *doc, in *inputs) error {
-	d.b.WriteString("## Beside the stock OpenShift router, idle\n\n")
+	d.b.WriteString("## Beside the stock OpenShift router: memory, idle and with connections held\n\n")
 	if in.idle == nil {
 		notMeasured(d, results.IdleFile)
 		return nil
@@ -76,7 +76,58 @@ func idleSection(d *doc, in *inputs) error {
 		}
 	}
 	routers.write(&d.b)
+	heldTable(d, keys, g)
 	return nil
+}
+
+// heldTable writes the measurements with long-lived connections held, when the file has any.
+func heldTable(d *doc, keys []size, g map[size][]results.IdlePoint) {
+	held := func(ps []results.IdlePoint, router string) []results.HeldPoint {
+		var out []results.HeldPoint
+		for _, p := range ps {
+			if p.Router == router && p.Held != nil {
+				out = append(out, *p.Held)
+			}
+		}
+		return out
+	}
+	t := table{header: []string{"Routes × endpoints", "router", "changes", "reloads", "connections open",
+		"HAProxy processes", "HAProxy RSS / PSS (MiB)", "PSS ratio"}}
+	pss := func(h results.HeldPoint) float64 { return h.HAProxyPSSMB }
+	for _, k := range keys {
+		stockPSS := pickPositive(held(g[k], "stock"), pss)
+		for _, name := range []string{"stock", "haroute"} {
+			hs := held(g[k], name)
+			if len(hs) == 0 {
+				continue
+			}
+			p := pickPositive(hs, pss)
+			ratio := none
+			if stockPSS.N > 0 && p.N > 0 && stockPSS.Med > 0 {
+				ratio = fmtRatio(p.Med / stockPSS.Med)
+			}
+			count := func(f func(results.HeldPoint) int) string {
+				return fmtSpread(pick(hs, func(h results.HeldPoint) float64 { return float64(f(h)) }), fmtCount)
+			}
+			t.add(k.String(), name,
+				count(func(h results.HeldPoint) int { return h.Changes }),
+				count(func(h results.HeldPoint) int { return h.Reloads }),
+				count(func(h results.HeldPoint) int { return h.Connections }),
+				count(func(h results.HeldPoint) int { return h.Procs }),
+				fmtSpread(pick(hs, func(h results.HeldPoint) float64 { return h.HAProxyMB }), fmtMiB)+" / "+fmtSpread(p, fmtMiB),
+				ratio)
+		}
+	}
+	if len(t.rows) == 0 {
+		return
+	}
+	d.para("Then each router, still alone, takes EndpointSlice updates (changes), one a second, each moving one Route's " +
+		"endpoints to other pods, while one more long-lived streaming connection to another Route opens every " +
+		"second. It is measured once traffic shows every change and a whole reload interval has passed without a " +
+		"reload, with the connections still open. A reload leaves the old HAProxy process running until its last " +
+		"connection ends, so the stock router's reloads pile up processes. PSS ratio is a router's HAProxy PSS over " +
+		"the stock one's.")
+	t.write(&d.b)
 }
 
 // setOf makes a set of names, for ordered.

@@ -190,6 +190,22 @@ type IdlePoint struct {
 	StartToServed float64 `json:"startToServed"`
 	StartToStatus float64 `json:"startToStatus"` // 0 when not waited for
 	Reloads       int     `json:"reloads"`
+	// Held is the measurement with long-lived connections held through endpoint churn, taken after
+	// the idle one (nil when not measured).
+	Held *HeldPoint `json:"held,omitempty"`
+}
+
+// HeldPoint is one router after endpoint churn with long-lived connections held: one more
+// connection opened every second while one EndpointSlice a second changed, measured once the last
+// change could have been applied, with every connection still open.
+type HeldPoint struct {
+	Changes     int `json:"changes"`     // EndpointSlice updates
+	Reloads     int `json:"reloads"`     // HAProxy reloads during the churn
+	Connections int `json:"connections"` // long-lived connections open when measured
+	Procs       int `json:"procs"`       // HAProxy processes, old ones kept by connections included
+	// HAProxyMB and HAProxyPSSMB are the HAProxy processes' total RSS and PSS.
+	HAProxyMB    float64 `json:"haproxyMB"`
+	HAProxyPSSMB float64 `json:"haproxyPSSMB"`
 }
 
 // Write stores v as dir/name, indented, through a temporary file and a rename.
