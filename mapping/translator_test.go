@@ -56,7 +56,9 @@ func TestTranslatorMatchesTranslate(t *testing.T) {
 	}
 	afterFast := map[string]int{} // the kinds of the steps that followed a fast call
 	fastRebuilds := 0             // fast calls that rebuilt backends
+	covered := map[string]map[string]int{}
 	for name, opts := range translatorOptions() {
+		covered[name] = map[string]int{}
 		for seed := uint64(1); seed <= 4; seed++ {
 			t.Run(fmt.Sprintf("%s/seed=%d", name, seed), func(t *testing.T) {
 				u := newUniverse(seed, pems)
@@ -111,19 +113,22 @@ func TestTranslatorMatchesTranslate(t *testing.T) {
 						stats[p.Reason]++
 					}
 				}
-				// The universe must exercise what it is meant to: admitted Routes, conflicts,
-				// duplicates, invalid Routes, certificates served to another Route.
-				for _, k := range []string{"backends", ReasonHostAlreadyClaimed, ReasonInvalidRoute, ReasonInvalidAnnotation, "fast"} {
-					if stats[k] == 0 {
-						t.Errorf("no %s in %d steps: the universe is too narrow (%v)", k, steps, stats)
-					}
+				// Each seed must exercise everything; with -short's fewer steps, the seeds of an
+				// option set together.
+				if !testing.Short() {
+					checkCoverage(t, name, steps, stats)
 				}
-				if name == "plain" && (stats[ReasonCertificateNotServed] == 0 || stats[ReasonEndpointRejected] == 0) {
-					t.Errorf("no certificate overlap or refused endpoint in %d steps (%v)", steps, stats)
+				for k, v := range stats {
+					covered[name][k] += v
 				}
 				t.Logf("%d fast calls (%d rebuilding backends) in %d steps", stats["fast"], stats["fast rebuild"], steps)
 				fastRebuilds += stats["fast rebuild"]
 			})
+		}
+	}
+	if testing.Short() {
+		for name, stats := range covered {
+			checkCoverage(t, name, 4*steps, stats)
 		}
 	}
 	if fastRebuilds == 0 {
@@ -135,6 +140,21 @@ func TestTranslatorMatchesTranslate(t *testing.T) {
 		}
 	}
 	t.Logf("steps right after a fast call: %v", afterFast)
+}
+
+// checkCoverage fails unless the random walk of option set name exercised what it is meant to in
+// steps steps: admitted Routes, conflicts, duplicates, invalid Routes, the fast path, and for plain
+// certificates served to another Route and refused endpoints.
+func checkCoverage(t *testing.T, name string, steps int, stats map[string]int) {
+	t.Helper()
+	for _, k := range []string{"backends", ReasonHostAlreadyClaimed, ReasonInvalidRoute, ReasonInvalidAnnotation, "fast"} {
+		if stats[k] == 0 {
+			t.Errorf("%s: no %s in %d steps: the universe is too narrow (%v)", name, k, steps, stats)
+		}
+	}
+	if name == "plain" && (stats[ReasonCertificateNotServed] == 0 || stats[ReasonEndpointRejected] == 0) {
+		t.Errorf("%s: no certificate overlap or refused endpoint in %d steps (%v)", name, steps, stats)
+	}
 }
 
 // checkMemoBound fails unless every memo entry is a Route of in.
