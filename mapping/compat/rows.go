@@ -1,0 +1,729 @@
+package compat
+
+// rows is the table: one row per setting of the stock router (testdata/stock-settings.txt lists
+// them; the tests keep the two in step) and one per haroute-only variable. Statuses say what the code
+// does today: when haroute starts to read a variable, change its row here and run `make golden`.
+// Never mutated: Rows hands out a copy.
+var rows = []Row{
+	// Environment variables.
+	{
+		Kind: EnvVar, Name: "COMMIT_INTERVAL", Default: "`1h`", Status: NotSupported,
+		Note: "Dynamic configuration manager (DCM) only: how often its in-memory changes are written out with a reload. " +
+			"haroute's runtime mode writes the files along with every runtime change, so nothing waits to be committed.",
+	},
+	{
+		Kind: EnvVar, Name: "DEBUG_UPGRADE_VALIDATION_FORCE_ADD_CONDITION", Default: "`false`", Status: NotSupported,
+		Note: "A test switch of the stock upgrade-validation plugin, which haroute does not have (see UPGRADE_VALIDATION).",
+	},
+	{
+		Kind: EnvVar, Name: "DEBUG_UPGRADE_VALIDATION_FORCE_REMOVE_CONDITION", Default: "`false`", Status: NotSupported,
+		Note: "A test switch of the stock upgrade-validation plugin, which haroute does not have (see UPGRADE_VALIDATION).",
+	},
+	{
+		Kind: EnvVar, Name: "DEFAULT_CERTIFICATE", Default: "unset", Status: NotSupported,
+		Note: "The default certificate as inline PEM. Not implemented: haroute takes it from a file only, DEFAULT_CERTIFICATE_PATH.",
+	},
+	{
+		Kind: EnvVar, Name: "DEFAULT_CERTIFICATE_DIR", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "A mounted TLS Secret (`tls.crt`, `tls.key`), watched and reloaded on change; the operator mounts the IngressController's default certificate there. " +
+			"Not implemented: haroute reads one PEM file, DEFAULT_CERTIFICATE_PATH, once at start, and otherwise serves a self-signed certificate it keeps.",
+	},
+	{
+		Kind: EnvVar, Name: "DEFAULT_CERTIFICATE_PATH", Default: "unset", Status: Supported,
+		Note: "PEM file with the default certificate and its key, for TLS hosts without a certificate of their own; read once at start. " +
+			"Without it haroute keeps a self-signed certificate in the HAProxy directory.",
+	},
+	{
+		Kind: EnvVar, Name: "DEFAULT_DESTINATION_CA_PATH", Default: "unset", Status: Different, OperatorSets: true,
+		Note: "CA bundle for the backends of reencrypt Routes without `spec.tls.destinationCACertificate`; both routers then check that the backend's certificate names `<service>.<namespace>.svc`, " +
+			"and haroute also sends that name as SNI. Without the variable haroute rejects such Routes, where the stock router connects to the backend unverified (`verify none`).",
+	},
+	{
+		Kind: EnvVar, Name: "EXTENDED_VALIDATION", Default: "`true`", Status: NotSupported,
+		Note: "Switches the stock router's certificate and key checks on Routes. haroute always checks them and cannot be told not to: an invalid certificate rejects the Route.",
+	},
+	{
+		Kind: EnvVar, Name: "HAPROXY_MAX_SHUTDOWN_TIMEOUT", Default: "`30` (seconds)", Status: NotSupported,
+		Note: "Read by the stock image's start-haproxy wrapper: how long HAProxy may drain after SIGUSR1 before SIGTERM. " +
+			"haroute's manifests run the HAProxy image's own entry point; its stop signal is SIGUSR1 and `ROUTER_HARD_STOP_AFTER` bounds the drain.",
+	},
+	{
+		Kind: EnvVar, Name: "KUBERNETES_MASTER", Default: "unset", Status: NotSupported,
+		Note: "API server address for the stock router's client. haroute connects in-cluster, or with the kubeconfig of `--kubeconfig` or KUBECONFIG.",
+	},
+	{
+		Kind: EnvVar, Name: "MAX_RELOAD_WAIT_TIME", Default: "`30` (seconds)", Status: NotSupported,
+		Note: "Read by the stock reload script: how long to wait for the new HAProxy to answer its health check. " +
+			"haroute runs no reload script; it reloads through HAProxy's master socket and waits for the new worker itself.",
+	},
+	{
+		Kind: EnvVar, Name: "NAMESPACE_LABELS", Default: "unset (all namespaces)", Status: Supported, OperatorSets: true,
+		Note: "Label selector on namespaces: only their Routes are served (sharding, the IngressController's `namespaceSelector`).",
+	},
+	{
+		Kind: EnvVar, Name: "OPENSHIFT_ON_PANIC", Default: "unset", Status: NotSupported,
+		Note: "How the stock binary reports a panic. haroute has no such switch; a panic ends the process as Go does by default.",
+	},
+	{
+		Kind: EnvVar, Name: "OPENSHIFT_PROFILE", Default: "unset", Status: NotSupported,
+		Note: "Turns on Go profiling in the stock binary. haroute offers no profiling switch or pprof endpoint.",
+	},
+	{
+		Kind: EnvVar, Name: "PROJECT_LABELS", Default: "unset", Status: NotSupported,
+		Note: "Label selector on OpenShift projects (the project API). haroute reads no projects; NAMESPACE_LABELS selects namespaces by label.",
+	},
+	{
+		Kind: EnvVar, Name: "RELOAD_INTERVAL", Default: "`5s`", Status: Supported, OperatorSets: true,
+		Note: "Least time between two reloads; changes in between are folded into the next one. " +
+			"haroute also takes a bare number of seconds and allows `0` (the stock router wants at least 1s); `--reload-interval` overrides it.",
+	},
+	{
+		Kind: EnvVar, Name: "RELOAD_SCRIPT", Default: "the image's `reload-haproxy`", Status: NotSupported,
+		Note: "The script the stock router runs to start or reload HAProxy. It has no meaning beside a runtime-API driver: " +
+			"haroute applies changes over HAProxy's sockets and reloads through the master socket.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_ABORT_ON_CLOSE", Default: "`false`", Status: NotSupported, OperatorSets: true,
+		Note: "`option abortonclose` (the IngressController's `closedClientConnectionPolicy: Abort`). Not implemented: HAProxy's default applies.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_ALLOWED_DOMAINS", Default: "unset (all domains)", Status: Supported,
+		Note: "Comma-separated domains: when set, only hosts in them are admitted.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_ALLOW_WILDCARD_ROUTES", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "Admit Routes with `wildcardPolicy: Subdomain`. `--allow-wildcard-routes` overrides it.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_BACKEND_CHECK_INTERVAL", Default: "`5000ms`", Status: Different, OperatorSets: true,
+		Note: "Health-check interval of servers in backends with more than one endpoint, as in the stock router. " +
+			"haroute also sets each backend's `timeout check` to the interval, where the stock router keeps 5000ms, so that a check never outlives its interval.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_BACKEND_PROCESS_ENDPOINTS", Default: "unset", Status: NotSupported,
+		Note: "`shuffle` randomises the order of each backend's servers. Not implemented: haroute keeps them in a stable order.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_BIND_PORTS_AFTER_SYNC", Default: "`false`", Status: NotSupported,
+		Note: "Leave the public listeners out until the first sync. haroute always behaves so and has no switch: " +
+			"HAProxy gets its first configuration only after a complete sync (`run --once` as an init step in sidecar mode).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_BIND_PORTS_BEFORE_SYNC", Default: "`false`", Status: NotSupported,
+		Note: "Drops the admin-socket check from the stock router's liveness probe. haroute has no such switch: HAProxy starts only after the first sync, and `/healthz` always asks its admin socket.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_BLUEPRINT_ROUTE_LABELS", Default: "unset", Status: NotSupported,
+		Note: "DCM only: selects the blueprint Routes. haroute's runtime mode, its default, covers what DCM does without blueprints: a router-wide pool of spare backends (HAROUTE_SPARE_BACKENDS).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_BLUEPRINT_ROUTE_NAMESPACE", Default: "unset", Status: NotSupported,
+		Note: "DCM only: namespace of the blueprint Routes. Covered by haroute's runtime mode, which needs no blueprints (HAROUTE_SPARE_BACKENDS).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_BLUEPRINT_ROUTE_POOL_SIZE", Default: "`10`", Status: NotSupported, OperatorSets: true,
+		Note: "DCM only: spare backends per blueprint. haroute's runtime mode keeps a spare pool of its own, sized by HAROUTE_SPARE_BACKENDS.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_BUF_SIZE", Default: "`32768`", Status: Supported, OperatorSets: true,
+		Note: "`tune.bufsize` (the IngressController's `headerBufferBytes`). haroute refuses values outside 16384-1048576.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_CANONICAL_HOSTNAME", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Written to each admitted Route's `status.ingress[].routerCanonicalHostname`.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_CAPTURE_HTTP_COOKIE", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "`name:maxLength` of a cookie captured into the access log (`name=` for an exact name).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_CAPTURE_HTTP_REQUEST_HEADERS", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Comma-separated `name:maxLength` of request headers captured into the access log.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_CAPTURE_HTTP_RESPONSE_HEADERS", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Comma-separated `name:maxLength` of response headers captured into the access log.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_CIPHERS", Default: "`intermediate`", Status: NotSupported, OperatorSets: true,
+		Note: "TLS 1.2 cipher list of the TLS listeners (the IngressController's TLS security profile). " +
+			"Not implemented: haroute writes no cipher list, so HAProxy's and OpenSSL's defaults apply.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_CIPHERSUITES", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "TLS 1.3 cipher suites (from the TLS security profile). Not implemented: OpenSSL's defaults apply.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_CLIENT_FIN_TIMEOUT", Default: "`1s`", Status: Supported, OperatorSets: true,
+		Note: "`timeout client-fin`.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_COMPRESSION_MIME", Default: "`text/html text/plain text/css`", Status: NotSupported, OperatorSets: true,
+		Note: "MIME types compressed when ROUTER_ENABLE_COMPRESSION is on. Not implemented (see ROUTER_ENABLE_COMPRESSION).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_COOKIE_NAME", Default: "unset", Status: NotSupported,
+		Note: "Router-wide name of the sticky-session cookie. Not implemented: without the `router.openshift.io/cookie_name` annotation " +
+			"haroute names the cookie after a hash of the backend name.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_CURVES", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "Key-exchange groups of the TLS listeners (from the TLS security profile). Not implemented: OpenSSL's defaults apply.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DEFAULT_CLIENT_TIMEOUT", Default: "`30s`", Status: Supported, OperatorSets: true,
+		Note: "`timeout client`.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DEFAULT_CONNECT_TIMEOUT", Default: "`5s`", Status: Supported, OperatorSets: true,
+		Note: "`timeout connect`.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DEFAULT_SERVER_FIN_TIMEOUT", Default: "`1s`", Status: Supported, OperatorSets: true,
+		Note: "`timeout server-fin`.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DEFAULT_SERVER_TIMEOUT", Default: "`30s`", Status: Supported, OperatorSets: true,
+		Note: "`timeout server`; the `haproxy.router.openshift.io/timeout` annotation overrides it per Route.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DEFAULT_TUNNEL_TIMEOUT", Default: "`1h`", Status: Supported, OperatorSets: true,
+		Note: "`timeout tunnel` (WebSockets, passthrough); the `timeout-tunnel` annotation overrides it per Route.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DENIED_DOMAINS", Default: "unset", Status: Supported,
+		Note: "Comma-separated domains whose hosts are refused; it wins over ROUTER_ALLOWED_DOMAINS.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DISABLE_HTTP2", Default: "`false`", Status: NotSupported, OperatorSets: true,
+		Note: "Turns HTTP/2 off (the operator sets `true` unless HTTP/2 is enabled by annotation). Not implemented: " +
+			"haroute always offers h2 through ALPN on its TLS listener, for the default certificate too, where the stock router offers it only for Routes with an unshared certificate of their own; " +
+			"it sends no `alpn h2` to reencrypt backends either way.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "Let Routes of other namespaces claim paths of a host, or hosts under another namespace's wildcard (the IngressController's `routeAdmission.namespaceOwnership`).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DOMAIN", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "The cluster's ingress domain: a Route with only `spec.subdomain` gets the host `<subdomain>.<domain>`, and the self-signed default certificate names `*.<domain>`. " +
+			"Not implemented, as `spec.subdomain` is not: such Routes get ROUTER_SUBDOMAIN's host or are rejected.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_DONT_LOG_NULL", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "`option dontlognull`: connections that send nothing are not logged (rendered only with a syslog address, the only time it matters).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_ENABLE_COMPRESSION", Default: "`false`", Status: NotSupported, OperatorSets: true,
+		Note: "gzip compression of responses (the IngressController's `httpCompression`). Not implemented: responses pass uncompressed unless the backend compresses them.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_ENABLE_EXTERNAL_CERTIFICATE", Default: "`true`", Status: NotSupported, OperatorSets: true,
+		Note: "Switches `spec.tls.externalCertificate` on. haroute has no switch: it always reads such Secrets (see that field for how its checks differ).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_ERRORFILE_404", Default: "`/var/lib/haproxy/conf/error-page-404.http`", Status: NotSupported, OperatorSets: true,
+		Note: "Custom 404 page (the IngressController's `httpErrorCodePages`), which also makes unmatched requests answer 404. Not implemented: unmatched requests get HAProxy's built-in 503 page.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_ERRORFILE_503", Default: "`/var/lib/haproxy/conf/error-page-503.http`", Status: NotSupported, OperatorSets: true,
+		Note: "Custom 503 page; by default OpenShift's own page. Not implemented: haroute serves HAProxy's built-in 503 page.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_GRACEFUL_SHUTDOWN_DELAY", Default: "`45s`", Status: NotSupported,
+		Note: "How long the stock router keeps serving after SIGTERM. haroute's manifests delay the HAProxy container's stop with a preStop sleep instead, and HAProxy drains its connections on SIGUSR1.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_H1_CASE_ADJUST", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "HTTP/1 header names to rewrite with the given case (the IngressController's `headerNameCaseAdjustments`). Not implemented: HAProxy sends header names in lower case.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_HAPROXY_ADMIN_UNIX_SOCKET", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "Puts the stock router in sidecar mode, reloading through this master socket. haroute takes its sockets from flags: " +
+			"`--master-socket` and `--admin-socket` (defaults under `--haproxy-dir`); without `--managed-haproxy` it is a sidecar.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_HAPROXY_CONFIG_MANAGER", Default: "`false`", Status: NotSupported, OperatorSets: true,
+		Note: "Turns the dynamic configuration manager on (`configurationManagement: Dynamic`). Covered by haroute's runtime mode, its default (`--mode runtime`): " +
+			"endpoint, Route and certificate changes go through the runtime API.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_HAPROXY_CONTSTATS", Default: "`false`", Status: NotSupported, OperatorSets: true,
+		Note: "`option contstats`. Not implemented: traffic counters move when a transfer ends.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_HARD_STOP_AFTER", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "`hard-stop-after`: the longest an old HAProxy process may drain after a reload or stop.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_HTTP_IGNORE_PROBES", Default: "`false`", Status: NotSupported, OperatorSets: true,
+		Note: "`option http-ignore-probes` (`httpEmptyRequestsPolicy: Ignore`). Not implemented: HAProxy's default applies, connections that send no request are logged and counted as errors.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_HTTP_REQUEST_HEADERS", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "Request headers set or deleted for every Route (the IngressController's `httpHeaders.actions.request`). Not implemented: no header is changed.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_HTTP_RESPONSE_HEADERS", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "Response headers set or deleted for every Route (`httpHeaders.actions.response`). Not implemented: no header is changed.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_IDLE_CLOSE_ON_RESPONSE", Default: "`false`", Status: NotSupported, OperatorSets: true,
+		Note: "`option idle-close-on-response` (`idleConnectionTerminationPolicy: Deferred`). Not implemented: HAProxy's default applies.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_INSPECT_DELAY", Default: "`5s`", Status: Supported, OperatorSets: true,
+		Note: "`tcp-request inspect-delay`: how long the TLS listener waits for the client hello to read its SNI. " +
+			"The stock router also sets it on the plain-HTTP listener, where HTTP mode waits for the request anyway; haroute leaves that line out.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_IP_V4_V6_MODE", Default: "`v4`", Status: NotSupported, OperatorSets: true,
+		Note: "IPv4, IPv6 or both on the public and stats listeners (set from the cluster network). " +
+			"Not implemented: each listener binds one address, ROUTER_BIND_ADDRESS (all IPv4 addresses when empty).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_LISTEN_ADDR", Default: "unset", Status: Supported,
+		Note: "`host:port` of the health and metrics listener, over STATS_PORT. haroute wants an IP address as the host; `--stats-port` keeps its port.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_LOAD_BALANCE_ALGORITHM", Default: "`random`", Status: Supported, OperatorSets: true,
+		Note: "`balance` of HTTP, edge and reencrypt backends with one Service; the `balance` annotation overrides it per Route.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_LOG_FACILITY", Default: "`local1`", Status: Supported, OperatorSets: true,
+		Note: "Syslog facility of the access log.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_LOG_LEVEL", Default: "`warning`", Status: Supported, OperatorSets: true,
+		Note: "Syslog level of the access log (the operator sets `info` when access logging is on).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_LOG_MAX_LENGTH", Default: "`1024`", Status: Supported, OperatorSets: true,
+		Note: "Longest access-log line sent to syslog.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_MAX_CONNECTIONS", Default: "`50000`", Status: Supported, OperatorSets: true,
+		Note: "`maxconn` of the process and of the defaults; `auto` leaves it to HAProxy. " +
+			"When unset, haroute lowers the default below a file-descriptor limit too small for it.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_MAX_DYNAMIC_SERVERS", Default: "`5` (ignored)", Status: NotSupported, OperatorSets: true,
+		Note: "A deprecated DCM setting the stock router reads and ignores; haroute's runtime mode needs no server slots.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_MAX_REWRITE_SIZE", Default: "`8192`", Status: NotSupported, OperatorSets: true,
+		Note: "`tune.maxrewrite` (`headerBufferMaxRewriteBytes`). Not implemented: haroute always writes 8192, the stock default.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_MAX_SHUTDOWN_TIMEOUT", Default: "MAX_RELOAD_WAIT_TIME", Status: NotSupported,
+		Note: "Read by the stock reload script: how long it waits for HAProxy to drain at shutdown. haroute runs no reload script (see RELOAD_SCRIPT).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_HAPROXY_BASE_SCRAPE_INTERVAL", Default: "`5s`", Status: NotSupported,
+		Note: "Least time between two reads of HAProxy's statistics per 1000 rows (the stock exporter caches them). Not implemented: haroute reads HAProxy at every scrape.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_HAPROXY_EXPORTED", Default: "OpenShift's column selection", Status: Supported,
+		Note: "Comma-separated `show stat` column numbers exported as metrics.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_HAPROXY_PID_FILE", Default: "`/var/lib/haproxy/run/haproxy.pid`", Status: NotSupported,
+		Note: "PID file for the HAProxy process metrics of the stock exporter (embedded HAProxy). haroute reads no PID file: it knows HAProxy's processes through the master socket.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_HAPROXY_SCRAPE_URI", Default: "`unix:///var/lib/haproxy/run/haproxy.sock`", Status: NotSupported,
+		Note: "Where the stock exporter reads HAProxy's statistics. haroute reads them on its admin socket, set with `--admin-socket`.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_HAPROXY_SERVER_THRESHOLD", Default: "`500`", Status: Supported,
+		Note: "Above this many servers no per-server metrics are exported.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_HAPROXY_TIMEOUT", Default: "`5s`", Status: Supported,
+		Note: "Bound on one read of HAProxy's statistics.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_READY_HTTP_URL", Default: "the public listener's health URI", Status: NotSupported,
+		Note: "URL the stock readiness probe requests through HAProxy. haroute's `/healthz/ready` reports its own state instead: the first sync applied and HAProxy up.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_TLS_CERT_FILE", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Certificate of the stats port's HTTPS (the operator's ServiceMonitor scrapes with https); set with ROUTER_METRICS_TLS_KEY_FILE. " +
+			"The port serves HTTPS and plain HTTP (the kubelet's probes) side by side, as the stock router does. A pair that does not load stops haroute at start; " +
+			"a changed pair is picked up at the next handshake (the stock router looks every 30 s), and a broken new one keeps the last good one with a warning.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_TLS_CIPHERS", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Cipher suites of the stats port's TLS 1.2 and below: IANA names separated by colons, as the operator writes them; unset, library-go's ECDHE AEAD suites. " +
+			"An unknown name stops haroute at start, even without ROUTER_METRICS_TLS_CERT_FILE (then the setting is ignored with a warning).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_TLS_CURVES", Default: "unset", Status: Supported,
+		Note: "Key-exchange groups of the stats port's TLS: `X25519`, `secp256r1`, `secp384r1`, `secp521r1`, `X25519MLKEM768`, separated by commas or colons. " +
+			"An unknown name stops haroute at start.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_TLS_KEY_FILE", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Key of the stats port's HTTPS (see ROUTER_METRICS_TLS_CERT_FILE). Set alone it stops haroute at start (the stock router ignores it).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_TLS_MIN_VERSION", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Least TLS version of the stats port: `VersionTLS10` to `VersionTLS13`, as the operator writes it; unset, TLS 1.2. Another value stops haroute at start.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_METRICS_TYPE", Default: "unset", Status: Different, OperatorSets: true,
+		Note: "`haproxy` (what the operator sets) makes the stock router serve health checks and Prometheus metrics itself; unset, HAProxy's stats page takes the port. " +
+			"haroute accepts `haproxy` and unset, and always serves `/healthz`, `/healthz/ready` and `/metrics` as with `haproxy`; another value stops it at start, as it stops the stock router.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH", Default: "`none`", Status: NotSupported, OperatorSets: true,
+		Note: "Client certificates on the TLS listeners, required or optional (the IngressController's `clientTLS`). Not implemented: haroute asks for no client certificate.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH_CA", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "CA bundle for client certificates, with the CRLs it points to. Not implemented (see ROUTER_MUTUAL_TLS_AUTH).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH_CRL", Default: "unset", Status: NotSupported,
+		Note: "An explicit CRL file for client certificates. Not implemented (see ROUTER_MUTUAL_TLS_AUTH).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH_FILTER", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "Regular expression the client certificate's subject must match. Not implemented (see ROUTER_MUTUAL_TLS_AUTH).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_HEADER_FILTER", Default: "`true`", Status: NotSupported, OperatorSets: true,
+		Note: "Strips client-sent `X-SSL*` headers so that backends cannot be fooled into trusting them. " +
+			"Not implemented: haroute removes no such header, and sets none, as it does no client-certificate authentication.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_OVERRIDE_DOMAINS", Default: "unset", Status: NotSupported,
+		Note: "Domains whose Route hosts are replaced with ROUTER_SUBDOMAIN's. Not implemented: haroute serves `spec.host` as written.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_OVERRIDE_HOSTNAME", Default: "`false`", Status: NotSupported,
+		Note: "Apply ROUTER_SUBDOMAIN to Routes that have a host too. Not implemented: haroute uses ROUTER_SUBDOMAIN only for Routes without one.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SERVICE_HTTPS_PORT", Default: "`443`", Status: Supported, OperatorSets: true,
+		Note: "Port of the public TLS listener. `--https-port` overrides it.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SERVICE_HTTP_PORT", Default: "`80`", Status: Supported, OperatorSets: true,
+		Note: "Port of the public plain-HTTP listener. `--http-port` overrides it.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SERVICE_NAME", Default: "`public`", Status: NotSupported, OperatorSets: true,
+		Note: "The router's name in Route status (the operator sets the IngressController's name). " +
+			"haroute reads its own ROUTER_NAME for this, with the default `default`: set ROUTER_NAME to the name the operator would give.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SERVICE_NAMESPACE", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "The stock router only checks that it is set beside ROUTER_SERVICE_NAME; haroute has no use for it.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SET_FORWARDED_HEADERS", Default: "`append`", Status: Supported, OperatorSets: true,
+		Note: "Default policy for `X-Forwarded-*` and `Forwarded`: append, replace, if-none or never; the `set-forwarded-headers` annotation overrides it per Route.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SLOWLORIS_HTTP_KEEPALIVE", Default: "`300s`", Status: Supported, OperatorSets: true,
+		Note: "`timeout http-keep-alive`.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SLOWLORIS_TIMEOUT", Default: "`10s`", Status: Supported,
+		Note: "`timeout http-request`.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_STRICT_SNI", Default: "`false`", Status: NotSupported,
+		Note: "`strict-sni`: refuse TLS clients whose SNI matches no certificate. Not implemented: they get the default certificate.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SUBDOMAIN", Default: "unset", Status: Supported,
+		Note: "Host template (`${name}`, `${namespace}`) for Routes without `spec.host`. `--subdomain` overrides it.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SYSLOG_ADDRESS", Default: "unset (no access log)", Status: Supported, OperatorSets: true,
+		Note: "Syslog address of the access log; without it nothing is logged.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_SYSLOG_FORMAT", Default: "unset (HAProxy's httplog)", Status: Supported, OperatorSets: true,
+		Note: "`log-format` of the HTTP listeners; the double-quoted form the operator writes is read too.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_TCP_BALANCE_SCHEME", Default: "`source`, else ROUTER_LOAD_BALANCE_ALGORITHM", Status: Different, OperatorSets: true,
+		Note: "`balance` of passthrough backends with one Service. When it is unset haroute uses `source`, where the stock router first falls back to ROUTER_LOAD_BALANCE_ALGORITHM; " +
+			"the operator always sets it, so only hand-made deployments see the difference.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_THREADS", Default: "unset (HAProxy's choice)", Status: Supported, OperatorSets: true,
+		Note: "`nbthread`.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_UNIQUE_ID_FORMAT", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "`unique-id-format` of a request-ID header (the IngressController's `httpHeaders.uniqueId`). Not implemented: no request ID is added.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_UNIQUE_ID_HEADER_NAME", Default: "unset", Status: NotSupported, OperatorSets: true,
+		Note: "Name of the request-ID header. Not implemented (see ROUTER_UNIQUE_ID_FORMAT).",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_UPDATE_STATUS", Default: "`true`", Status: NotSupported,
+		Note: "Whether Route status is written. haroute takes this from the `--update-status` flag (default true), not from the environment.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_USE_PROXY_PROTOCOL", Default: "`false`", Status: NotSupported, OperatorSets: true,
+		Note: "Accept the PROXY protocol on the public listeners (a load balancer in front that speaks it). " +
+			"Not implemented: haroute's public listeners take plain connections, so this setup cannot be served yet.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_WATCH_ENDPOINTS", Default: "`false`", Status: NotSupported,
+		Note: "Watch Endpoints instead of EndpointSlices. haroute reads EndpointSlices only.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTE_FIELDS", Default: "unset", Status: NotSupported,
+		Note: "Field selector on Routes. Not implemented: ROUTE_LABELS and NAMESPACE_LABELS select Routes.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTE_LABELS", Default: "unset (all Routes)", Status: Supported, OperatorSets: true,
+		Note: "Label selector on Routes (sharding, the IngressController's `routeSelector`).",
+	},
+	{
+		Kind: EnvVar, Name: "SSL_MAX_VERSION", Default: "unset", Status: NotSupported,
+		Note: "Highest TLS version of the listeners. Not implemented: HAProxy's default applies.",
+	},
+	{
+		Kind: EnvVar, Name: "SSL_MIN_VERSION", Default: "`TLSv1.2`", Status: NotSupported, OperatorSets: true,
+		Note: "Least TLS version of the listeners (from the TLS security profile). Not implemented: haroute always requires TLS 1.2, the stock default, so a profile asking for TLS 1.3 only is not honoured.",
+	},
+	{
+		Kind: EnvVar, Name: "STATS_PASSWORD", Default: "unset", Status: Supported,
+		Note: "Password of the basic authentication that guards `/metrics` (and haroute's HAProxy stats page); set with STATS_USERNAME.",
+	},
+	{
+		Kind: EnvVar, Name: "STATS_PASSWORD_FILE", Default: "unset", Status: Different, OperatorSets: true,
+		Note: "File holding the stats password (the operator mounts a generated Secret); with STATS_USERNAME_FILE it wins over STATS_PASSWORD, and is read once at start, as in the stock router. " +
+			"haroute drops one final line break, and stops at start when the file is missing, empty or set without STATS_USERNAME_FILE (the stock router ignores one file alone).",
+	},
+	{
+		Kind: EnvVar, Name: "STATS_PORT", Default: "unset (no listener)", Status: Supported, OperatorSets: true,
+		Note: "Port of `/healthz`, `/healthz/ready` and `/metrics`; `0` turns the listener off. " +
+			"When unset haroute listens on 1936 (`--stats-port`), where the stock router serves nothing.",
+	},
+	{
+		Kind: EnvVar, Name: "STATS_USERNAME", Default: "unset", Status: Supported,
+		Note: "User of the basic authentication that guards `/metrics`; set with STATS_PASSWORD.",
+	},
+	{
+		Kind: EnvVar, Name: "STATS_USERNAME_FILE", Default: "unset", Status: Different, OperatorSets: true,
+		Note: "File holding the stats user (the operator mounts a generated Secret); see STATS_PASSWORD_FILE.",
+	},
+	{
+		Kind: EnvVar, Name: "TEMPLATE_FILE", Default: "the image's `haproxy-config.template`", Status: Different,
+		Note: "A custom configuration template. haroute's templates are its own format (Go templates over its render data), " +
+			"so the stock template and templates derived from it do not run; its `env` function reads any variable.",
+	},
+	{
+		Kind: EnvVar, Name: "UPGRADE_VALIDATION", Default: "`true`", Status: NotSupported,
+		Note: "The stock router marks Routes that a newer HAProxy would refuse (`UnservableInFutureVersions`). haroute sets no such condition.",
+	},
+
+	// haroute's own variables.
+	{
+		Kind: EnvVar, Name: "HAROUTE_HOST_IPS", Default: "unset", Status: HarouteOnly,
+		Note: "The node's addresses (downward API `status.hostIP`), comma-separated: endpoints on them are refused, so that no Route publishes the node.",
+	},
+	{
+		Kind: EnvVar, Name: "HAROUTE_METRICS_AUTH", Default: "`kube`", Status: HarouteOnly,
+		Note: "Who may read `/metrics` without the stats credentials: `kube` (a bearer token allowed to get `routers/metrics`, as in the stock router) or `none`. `--metrics-auth` overrides it.",
+	},
+	{
+		Kind: EnvVar, Name: "HAROUTE_POD_IPS", Default: "unset", Status: HarouteOnly,
+		Note: "The router pod's addresses (downward API `status.podIPs`), comma-separated: endpoints on them are refused, and the stats listener binds them (and loopback) rather than every address.",
+	},
+	{
+		Kind: EnvVar, Name: "HAROUTE_SPARE_BACKENDS", Default: "`10`", Status: HarouteOnly,
+		Note: "Spare backends kept per backend kind and balance variant, so that a new Route needs no reload (what DCM's blueprint pools do in the stock router).",
+	},
+	{
+		Kind: EnvVar, Name: "HAROUTE_TRUST_CROSS_NAMESPACE_ENDPOINTS", Default: "`false`", Status: HarouteOnly,
+		Note: "Admit hand-made EndpointSlices whose endpoints name pods of other namespaces; refused by default, as one tenant could otherwise route to another's pods.",
+	},
+	{
+		Kind: EnvVar, Name: "KUBECONFIG", Default: "unset (in-cluster)", Status: HarouteOnly,
+		Note: "kubeconfig file of the cluster to watch; `--kubeconfig` overrides it. The stock router's client library honours it by convention too, without naming it.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_BIND_ADDRESS", Default: "unset (all addresses)", Status: HarouteOnly,
+		Note: "Address the public listeners bind (`--bind-address`), and the stats listener unless ROUTER_LISTEN_ADDR names one.",
+	},
+	{
+		Kind: EnvVar, Name: "ROUTER_NAME", Default: "`default`", Status: HarouteOnly,
+		Note: "The router's name in Route status, what the stock router's ROUTER_SERVICE_NAME is.",
+	},
+
+	// Annotations.
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/balance", Default: "ROUTER_LOAD_BALANCE_ALGORITHM (passthrough: ROUTER_TCP_BALANCE_SCHEME); `roundrobin` for several Services", Status: Supported,
+		Note: "`balance` of the Route's backend: roundrobin, leastconn, source or random. An invalid value is ignored with a warning.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/disable_cookies", Default: "`false`", Status: Supported,
+		Note: "No sticky-session cookie for the Route.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/h1-adjust-case", Default: "`false`", Status: NotSupported,
+		Note: "Applies ROUTER_H1_CASE_ADJUST's header-name case to the requests sent to the Route's servers. Not implemented, as that variable is not.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/hsts_header", Default: "unset", Status: Supported,
+		Note: "`Strict-Transport-Security` on edge and reencrypt responses; an invalid value rejects the Route rather than dropping the header.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/ip_allowlist", Default: "unset (every address)", Status: Different,
+		Note: "Source addresses and networks allowed to reach the Route. haroute refuses others with a 403 on HTTP Routes, where the stock router drops the connection; " +
+			"an invalid entry rejects the Route, where the stock router skips it (and, when none is valid, lets everyone in); at most 1000 entries.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/ip_whitelist", Default: "unset (every address)", Status: Different,
+		Note: "The former name of `ip_allowlist` (which wins when both are set); the same differences apply.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/pod-concurrent-connections", Default: "unset (no limit)", Status: Supported,
+		Note: "`maxconn` on each of the Route's servers; `0` or an invalid value rejects the Route.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections", Default: "`false`", Status: Supported,
+		Note: "Turns the per-source rate limits below on (a stick table per backend).",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.concurrent-tcp", Default: "unset (no limit)", Status: Different,
+		Note: "Concurrent connections per source address. haroute refuses a connection above the limit, the stock router at the limit, so haroute admits one more; an invalid value rejects the Route.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-http", Default: "unset (no limit)", Status: Different,
+		Note: "HTTP requests per source address in 10s. haroute answers the requests above the limit with 403, where the stock router drops the connection once the limit is reached.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-tcp", Default: "unset (no limit)", Status: Different,
+		Note: "New connections per source address in 3s. haroute refuses above the limit, the stock router at it, so haroute admits one more.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rewrite-target", Default: "unset", Status: Supported,
+		Note: "Replaces the Route's path prefix in the request path before it reaches the backend.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/set-forwarded-headers", Default: "ROUTER_SET_FORWARDED_HEADERS", Status: Supported,
+		Note: "The Route's own `X-Forwarded-*`/`Forwarded` policy; an invalid value rejects the Route.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout", Default: "ROUTER_DEFAULT_SERVER_TIMEOUT", Status: Different,
+		Note: "`timeout server` of the Route's backend. On passthrough Routes the stock router makes it the backend's `timeout tunnel` when `timeout-tunnel` is not set; " +
+			"haroute sets `timeout server` there too, which the tunnel timeout overrides once the connection is established.",
+	},
+	{
+		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout-tunnel", Default: "ROUTER_DEFAULT_TUNNEL_TIMEOUT", Status: Supported,
+		Note: "`timeout tunnel` of the Route's backend (WebSockets, passthrough).",
+	},
+	{
+		Kind: Annotation, Name: "idling.alpha.openshift.io/idled-at", Default: "unset", Status: NotSupported,
+		Note: "On a Service: it was idled. The stock router then sends its Route's traffic to the Service's cluster IP so that the idler can wake the pods. " +
+			"Not implemented: an idled Service has no endpoints, so haroute answers 503.",
+	},
+	{
+		Kind: Annotation, Name: "router.openshift.io/cookie-same-site", Default: "`None` (edge and reencrypt without `Allow`)", Status: Different,
+		Note: "`SameSite` attribute of the sticky-session cookie. haroute sets none unless annotated, and accepts `None` only on secure cookies; " +
+			"it marks the cookie `Secure` on every edge and reencrypt Route, also with `insecureEdgeTerminationPolicy: Allow`.",
+	},
+	{
+		Kind: Annotation, Name: "router.openshift.io/cookie_name", Default: "ROUTER_COOKIE_NAME, else a hash of the Route", Status: Supported,
+		Note: "Name of the sticky-session cookie. Without it haroute's name is a hash of the backend name, and its cookie values are HAProxy's dynamic ones, so cookies issued by the stock router do not carry over.",
+	},
+	{
+		Kind: Annotation, Name: "router.openshift.io/haproxy.health.check.interval", Default: "ROUTER_BACKEND_CHECK_INTERVAL", Status: Different,
+		Note: "Health-check interval of the Route's servers. haroute also sets the backend's `timeout check` to it (see ROUTER_BACKEND_CHECK_INTERVAL) and refuses intervals below 100ms.",
+	},
+	{
+		Kind: Annotation, Name: "router.openshift.io/pool-size", Default: "ROUTER_BLUEPRINT_ROUTE_POOL_SIZE", Status: NotSupported,
+		Note: "DCM only: spare backends for a blueprint Route. haroute has no blueprints; its spare pool is router-wide (HAROUTE_SPARE_BACKENDS).",
+	},
+
+	// Route spec fields.
+	{
+		Kind: RouteField, Name: "spec.alternateBackends", Default: "none", Status: Different,
+		Note: "Up to three more Services sharing the Route's traffic by weight. Their weights differ as `spec.to.weight` says; " +
+			"and haroute balances roundrobin whenever a Route lists several Services, the stock router only while more than one has a weight above 0.",
+	},
+	{
+		Kind: RouteField, Name: "spec.host", Default: "generated (ROUTER_SUBDOMAIN)", Status: Supported,
+		Note: "The host served, in lower case. haroute wants a DNS-1123 name, so a host the API server admits only with `route.openshift.io/allow-non-dns-compliant-host` is rejected.",
+	},
+	{
+		Kind: RouteField, Name: "spec.httpHeaders.actions.request", Default: "none", Status: NotSupported,
+		Note: "Request headers the Route's backend sets or deletes. Not implemented: the Route is admitted with a `NotImplemented` warning and its headers stay as they are.",
+	},
+	{
+		Kind: RouteField, Name: "spec.httpHeaders.actions.response", Default: "none", Status: NotSupported,
+		Note: "Response headers the Route's backend sets or deletes. Not implemented: admitted with a `NotImplemented` warning, headers unchanged.",
+	},
+	{
+		Kind: RouteField, Name: "spec.path", Default: "none (every path)", Status: Supported,
+		Note: "Path prefix the Route serves; the most specific Route of a host wins. Passthrough Routes take none.",
+	},
+	{
+		Kind: RouteField, Name: "spec.port.targetPort", Default: "none (every port of the endpoints)", Status: Supported,
+		Note: "Endpoint port, by name or number; haroute rejects a value that can match no port.",
+	},
+	{
+		Kind: RouteField, Name: "spec.subdomain", Default: "none", Status: NotSupported,
+		Note: "With ROUTER_DOMAIN, the host `<subdomain>.<domain>` for a Route without `spec.host`. " +
+			"Not implemented: such a Route gets ROUTER_SUBDOMAIN's host, or is rejected without it.",
+	},
+	{
+		Kind: RouteField, Name: "spec.tls.caCertificate", Default: "none", Status: Supported,
+		Note: "Intermediate certificates served after the Route's certificate.",
+	},
+	{
+		Kind: RouteField, Name: "spec.tls.certificate", Default: "none (the default certificate)", Status: Supported,
+		Note: "The Route's certificate, checked against its key.",
+	},
+	{
+		Kind: RouteField, Name: "spec.tls.destinationCACertificate", Default: "none (DEFAULT_DESTINATION_CA_PATH)", Status: Different,
+		Note: "CA that verifies a reencrypt Route's backends. haroute also checks that the backend's certificate names `<service>.<namespace>.svc`, " +
+			"where the stock router checks the chain only, so backends whose certificates lack that name fail.",
+	},
+	{
+		Kind: RouteField, Name: "spec.tls.externalCertificate.name", Default: "none", Status: Different,
+		Note: "A TLS Secret of the Route's namespace holding its certificate. The stock router reads it only when the Route's author has granted the router access to that Secret; " +
+			"haroute reads any Secret its role allows, without that per-Secret check.",
+	},
+	{
+		Kind: RouteField, Name: "spec.tls.insecureEdgeTerminationPolicy", Default: "`None`", Status: Different,
+		Note: "Plain-HTTP requests: refused, allowed or redirected to https. haroute decides after choosing the most specific Route of the request, " +
+			"where the stock router redirects whenever any redirecting Route of the host matches, even when a more specific plain-HTTP Route would serve it.",
+	},
+	{
+		Kind: RouteField, Name: "spec.tls.key", Default: "none", Status: Supported,
+		Note: "The private key of the Route's certificate.",
+	},
+	{
+		Kind: RouteField, Name: "spec.tls.termination", Default: "none (plain HTTP)", Status: Supported,
+		Note: "edge, passthrough or reencrypt, in backends named as the stock router names them.",
+	},
+	{
+		Kind: RouteField, Name: "spec.to.kind", Default: "`Service`", Status: Supported,
+		Note: "Only Service is served.",
+	},
+	{
+		Kind: RouteField, Name: "spec.to.name", Default: "none (required)", Status: Supported,
+		Note: "The Service whose endpoints serve the Route.",
+	},
+	{
+		Kind: RouteField, Name: "spec.to.weight", Default: "`100` (set by the API server)", Status: Different,
+		Note: "Share of the traffic, 0-256. haroute rejects a weight outside that range where the stock router clamps it, " +
+			"rounds each server's share where the stock router truncates it, and reads an unset weight as 100 where the stock router reads 1.",
+	},
+	{
+		Kind: RouteField, Name: "spec.wildcardPolicy", Default: "`None`", Status: Supported,
+		Note: "`Subdomain` serves every host of the Route's domain (needs ROUTER_ALLOW_WILDCARD_ROUTES).",
+	},
+}
