@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"crypto/subtle"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -43,7 +49,8 @@ func statsHosts(rc runConfig) []string {
 }
 
 // listenStats takes the stats port of rc on every address of statsHosts (none when there is no
-// port: port 0, or --once). It takes all or none.
+// port: port 0, or --once). It takes all or none. With rc.metricsTLS each listener serves HTTPS beside
+// plain HTTP (tlsSniffer).
 func listenStats(rc runConfig) ([]net.Listener, error) {
 	if rc.statsPort == 0 || rc.once {
 		return nil, nil
@@ -55,10 +62,134 @@ func listenStats(rc runConfig) ([]net.Listener, error) {
 			closeAll(lns)
 			return nil, fmt.Errorf("stats listener: %w", err)
 		}
+		if rc.metricsTLS != nil {
+			ln = newTLSSniffer(ln, rc.metricsTLS.config(), statsReadHeaderTimout)
+		}
 		lns = append(lns, ln)
 	}
 	return lns, nil
 }
+
+// tlsHandshakeRecord is the first byte of a TLS connection (a handshake record: the ClientHello).
+const tlsHandshakeRecord = 0x16
+
+// tlsSniffer serves TLS and plain HTTP on one port, as OpenShift's router serves its metrics port: a
+// connection that opens with a TLS handshake record is accepted as a *tls.Conn (so that http.Server
+// runs the handshake and sets Request.TLS), any other as it is. The kubelet's probes stay plain HTTP
+// while Prometheus scrapes over HTTPS. The first byte is waited for in a goroutine per connection (at
+// most timeout), so that a silent client holds up no other; Close closes the connections still waited
+// on.
+type tlsSniffer struct {
+	net.Listener
+	config  *tls.Config
+	timeout time.Duration
+	conns   chan net.Conn
+	errs    chan error
+	done    chan struct{}
+
+	mu      sync.Mutex
+	closed  bool
+	pending map[net.Conn]struct{}
+}
+
+func newTLSSniffer(ln net.Listener, config *tls.Config, timeout time.Duration) *tlsSniffer {
+	s := &tlsSniffer{Listener: ln, config: config, timeout: timeout, conns: make(chan net.Conn), errs: make(chan error),
+		done: make(chan struct{}), pending: map[net.Conn]struct{}{}}
+	go s.acceptLoop()
+	return s
+}
+
+func (s *tlsSniffer) acceptLoop() {
+	for {
+		c, err := s.Listener.Accept()
+		if err != nil {
+			select {
+			case s.errs <- err:
+			case <-s.done:
+				return
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		go s.sniff(c)
+	}
+}
+
+// sniff reads c's first byte and hands c on, as TLS or as it is.
+func (s *tlsSniffer) sniff(c net.Conn) {
+	if !s.wait(c, true) {
+		_ = c.Close()
+		return
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(s.timeout))
+	first, err := br.Peek(1)
+	_ = c.SetReadDeadline(time.Time{})
+	s.wait(c, false)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	var out net.Conn = &peekedConn{Conn: c, r: br}
+	if first[0] == tlsHandshakeRecord {
+		out = tls.Server(out, s.config)
+	}
+	select {
+	case s.conns <- out:
+	case <-s.done:
+		_ = c.Close()
+	}
+}
+
+func (s *tlsSniffer) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.conns:
+		return c, nil
+	case err := <-s.errs:
+		return nil, err
+	case <-s.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// wait adds c to the connections whose first byte is waited for (on) or takes it out; it reports
+// false, and does not add c, when the listener is closed.
+func (s *tlsSniffer) wait(c net.Conn, on bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return false
+	case on:
+		s.pending[c] = struct{}{}
+	default:
+		delete(s.pending, c)
+	}
+	return true
+}
+
+func (s *tlsSniffer) Close() error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+		for c := range s.pending {
+			_ = c.Close()
+		}
+	}
+	s.mu.Unlock()
+	return s.Listener.Close()
+}
+
+// peekedConn is a connection whose first bytes were read into r.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // closeAll closes listeners (the servers on them may have closed them already).
 func closeAll(lns []net.Listener) {
@@ -106,6 +237,62 @@ func protectMetrics(rc runConfig, rev *access.Reviewer, metrics http.Handler) ht
 		return rev.Wrap(metrics)
 	}
 	return metrics
+}
+
+// OpenShift's variables of the stats credentials in files: the ingress operator mounts its
+// router-stats Secret and points these at its two keys.
+const (
+	envStatsUserFile     = "STATS_USERNAME_FILE"
+	envStatsPasswordFile = "STATS_PASSWORD_FILE"
+)
+
+// statsCredentials returns the stats credentials: from the files STATS_USERNAME_FILE and
+// STATS_PASSWORD_FILE name when both are set (they win over STATS_USERNAME and STATS_PASSWORD, as in
+// OpenShift's router), else STATS_USERNAME and STATS_PASSWORD. The files are read once, here, and only
+// when serve (the stats port is served); one of them alone, or one that is missing, unreadable or
+// empty, is an error.
+func (a *app) statsCredentials(serve bool) (user, password string, err error) {
+	user, password = a.getenv("STATS_USERNAME"), a.getenv("STATS_PASSWORD")
+	userFile, passwordFile := strings.TrimSpace(a.getenv(envStatsUserFile)), strings.TrimSpace(a.getenv(envStatsPasswordFile))
+	switch {
+	case userFile == "" && passwordFile == "":
+		return user, password, nil
+	case userFile == "" || passwordFile == "":
+		return "", "", fmt.Errorf("%s and %s: set both or neither", envStatsUserFile, envStatsPasswordFile)
+	case !serve:
+		return user, password, nil
+	}
+	if user != "" || password != "" {
+		a.log.Info("the stats credentials come from "+envStatsUserFile+" and "+envStatsPasswordFile+"; STATS_USERNAME and STATS_PASSWORD are ignored", "user", userFile, "password", passwordFile)
+	}
+	var errs []error
+	if user, err = readCredential(envStatsUserFile, userFile); err != nil {
+		errs = append(errs, err)
+	}
+	if password, err = readCredential(envStatsPasswordFile, passwordFile); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return "", "", err
+	}
+	return user, password, nil
+}
+
+// readCredential returns the content of the file path (variable names it) without one final line
+// break ("\n" or "\r\n"), which an editor or `echo` adds and no client sends.
+func readCredential(variable, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", variable, err)
+	}
+	v := string(b)
+	if cut, ok := strings.CutSuffix(v, "\n"); ok {
+		v = strings.TrimSuffix(cut, "\r")
+	}
+	if v == "" {
+		return "", fmt.Errorf("%s=%s: the file is empty", variable, path)
+	}
+	return v, nil
 }
 
 // basicAuth serves next only to requests with these credentials (compared in constant time).

@@ -1,10 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"crypto/tls"
+	"io"
+	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +65,129 @@ func TestStatsListenerBindsPodAddresses(t *testing.T) {
 	}
 	if err := dial("127.0.0.78"); err == nil {
 		t.Error("the stats port answers on an address that is not the pod's")
+	}
+}
+
+// TestStatsCredentials: STATS_USERNAME_FILE and STATS_PASSWORD_FILE (the operator's Secret) win over
+// STATS_USERNAME and STATS_PASSWORD; one final line break is dropped; a bad file is an error naming
+// the variable and the path, and is not read when the stats port is not served.
+func TestStatsCredentials(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	user, pass, crlf, twoLines, empty := file("user", "admin\n"), file("pass", "s3cret"), file("crlf", "pw\r\n"), file("two", "pw\n\n"), file("empty", "\n")
+	missing := filepath.Join(dir, "missing")
+	cases := []struct {
+		name               string
+		env                map[string]string
+		serve              bool
+		wantUser, wantPass string
+		// errs are what the error must name; none: no error.
+		errs []string
+	}{
+		{name: "plain", env: map[string]string{"STATS_USERNAME": "u", "STATS_PASSWORD": "p"}, serve: true, wantUser: "u", wantPass: "p"},
+		{name: "files", env: map[string]string{envStatsUserFile: user, envStatsPasswordFile: pass}, serve: true, wantUser: "admin", wantPass: "s3cret"},
+		{name: "files win", env: map[string]string{envStatsUserFile: user, envStatsPasswordFile: pass, "STATS_USERNAME": "u", "STATS_PASSWORD": "p"}, serve: true, wantUser: "admin", wantPass: "s3cret"},
+		{name: "CRLF", env: map[string]string{envStatsUserFile: user, envStatsPasswordFile: crlf}, serve: true, wantUser: "admin", wantPass: "pw"},
+		{name: "one line break only", env: map[string]string{envStatsUserFile: user, envStatsPasswordFile: twoLines}, serve: true, wantUser: "admin", wantPass: "pw\n"},
+		{name: "one file", env: map[string]string{envStatsUserFile: user, "STATS_PASSWORD": "p"}, serve: true, errs: []string{envStatsUserFile + " and " + envStatsPasswordFile}},
+		{name: "missing file", env: map[string]string{envStatsUserFile: missing, envStatsPasswordFile: pass}, serve: true, errs: []string{envStatsUserFile + ": open " + missing}},
+		{name: "empty files", env: map[string]string{envStatsUserFile: empty, envStatsPasswordFile: empty}, serve: true, errs: []string{envStatsUserFile + "=" + empty, envStatsPasswordFile + "=" + empty}},
+		{name: "a directory", env: map[string]string{envStatsUserFile: user, envStatsPasswordFile: dir}, serve: true, errs: []string{envStatsPasswordFile + ": read " + dir}},
+		{name: "no stats port", env: map[string]string{envStatsUserFile: missing, envStatsPasswordFile: missing}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := &app{getenv: func(k string) string { return c.env[k] }, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			u, p, err := a.statsCredentials(c.serve)
+			if len(c.errs) == 0 {
+				if err != nil || u != c.wantUser || p != c.wantPass {
+					t.Errorf("got %q, %q, %v; want %q, %q", u, p, err, c.wantUser, c.wantPass)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("got %q, %q; want an error naming %q", u, p, c.errs)
+			}
+			for _, want := range c.errs {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("err = %v, want one naming %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestTLSSniffer: a client that sends nothing holds up no other connection, and plain HTTP and TLS
+// are told apart on one port.
+func TestTLSSniffer(t *testing.T) {
+	ca := testbed.NewCA(t, "sniffer-ca")
+	certPEM, keyPEM := ca.Issue(t, "127.0.0.1")
+	kp := testbed.KeyPair(t, certPEM, keyPEM)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newTLSSniffer(inner, &tls.Config{Certificates: []tls.Certificate{kp}}, 5*time.Second)
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS != nil {
+			_, _ = io.WriteString(w, "tls")
+			return
+		}
+		_, _ = io.WriteString(w, "plain")
+	})}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	defer func() {
+		_ = srv.Close()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("the server did not stop")
+		}
+	}()
+
+	silent, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	addr := ln.Addr().String()
+	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}, DisableKeepAlives: true}}
+	for scheme, want := range map[string]string{"http": "plain", "https": "tls"} {
+		resp, err := client.Get(scheme + "://" + addr + "/")
+		if err != nil {
+			t.Fatalf("%s: %v", scheme, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != want {
+			t.Errorf("%s: %q, want %q", scheme, b, want)
+		}
+	}
+	// Not HTTP and not TLS: answered as plain HTTP (400), as OpenShift's router's plain side answers.
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.WriteString(c, "\x00garbage\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || !strings.Contains(line, "400") {
+		t.Errorf("garbage: %q, %v; want a 400", line, err)
+	}
+	// Closing the listener closes the connection still waited on.
+	_ = srv.Close()
+	_ = silent.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := silent.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the silent connection after Close: %v, want EOF", err)
 	}
 }

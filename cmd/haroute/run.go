@@ -104,9 +104,13 @@ type runConfig struct {
 	driftInterval  time.Duration
 	// canonicalHostname goes into Route status (ROUTER_CANONICAL_HOSTNAME).
 	canonicalHostname string
-	// statsUser and statsPassword (STATS_USERNAME, STATS_PASSWORD) guard the Data Plane API view on
-	// the stats port; without them it is not served.
+	// statsUser and statsPassword (STATS_USERNAME, STATS_PASSWORD, or the files STATS_USERNAME_FILE
+	// and STATS_PASSWORD_FILE name) guard the Data Plane API view on the stats port; without them it
+	// is not served.
 	statsUser, statsPassword string
+	// metricsTLS, when set (ROUTER_METRICS_TLS_CERT_FILE), makes the stats port serve HTTPS beside
+	// plain HTTP.
+	metricsTLS *metricsTLS
 	// onReady, when set, is called once after the first sync was applied and HAProxy serves.
 	onReady func()
 }
@@ -239,6 +243,22 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 				errs = append(errs, fmt.Errorf("RELOAD_INTERVAL=%q: %w", v, err))
 			}
 		}
+	}
+	// OpenShift's metrics listener: the metrics type, HTTPS on the stats port, the stats credentials
+	// in files (the files are read only when the stats port is served).
+	serveStats := rc.statsPort != 0 && !rc.once
+	if err := checkMetricsType(a.getenv); err != nil {
+		errs = append(errs, err)
+	}
+	if m, err := a.metricsTLSFromEnv(serveStats); err != nil {
+		errs = append(errs, err)
+	} else {
+		rc.metricsTLS = m
+	}
+	if u, p, err := a.statsCredentials(serveStats); err != nil {
+		errs = append(errs, err)
+	} else {
+		rc.statsUser, rc.statsPassword = u, p
 	}
 	if (rc.statsUser == "") != (rc.statsPassword == "") {
 		errs = append(errs, errors.New("STATS_USERNAME and STATS_PASSWORD: set both (the Data Plane API view on the stats port needs them) or neither"))
