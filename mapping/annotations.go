@@ -24,7 +24,7 @@ import (
 //     the default for that setting and an InvalidAnnotation warning that names the annotation, the
 //     value, why it is invalid and what is used instead. These are balance, timeout, timeout-tunnel,
 //     the health-check interval, disable_cookies, cookie_name and cookie-same-site (the sticky-session
-//     cookie is the router's own, for affinity only).
+//     cookie is the router's own, for affinity only), and h1-adjust-case.
 //
 // Bounds of the numeric annotations:
 //
@@ -55,6 +55,7 @@ const (
 	AnnotationForwardedHeaders    = "haproxy.router.openshift.io/set-forwarded-headers"
 	AnnotationRewriteTarget       = "haproxy.router.openshift.io/rewrite-target"
 	AnnotationPodConcurrentConns  = "haproxy.router.openshift.io/pod-concurrent-connections"
+	AnnotationH1AdjustCase        = "haproxy.router.openshift.io/h1-adjust-case"
 )
 
 // Limits of annotation values and derived names.
@@ -94,7 +95,7 @@ const (
 func annotationKindOf(name string) annotationKind {
 	switch name {
 	case AnnotationBalance, AnnotationTimeout, AnnotationTimeoutTunnel, AnnotationHealthCheckInterval,
-		AnnotationDisableCookies, AnnotationCookieName, AnnotationCookieSameSite:
+		AnnotationDisableCookies, AnnotationCookieName, AnnotationCookieSameSite, AnnotationH1AdjustCase:
 		return kindCosmetic
 	}
 	return kindSecurity
@@ -113,6 +114,7 @@ type backendOptions struct {
 	forwardedHeaders string
 	rewrite          *model.Rewrite
 	serverMaxConn    int
+	caseAdjustServer bool
 }
 
 // annotationParser collects the invalid values of a Route's annotations: errors (security
@@ -293,6 +295,10 @@ func parseAnnotations(a *admission, ann map[string]string, opts Options) (backen
 		o.cookie = p.cookie(a)
 		o.forwardedHeaders = p.oneOf(AnnotationForwardedHeaders, opts.ForwardedHeaders, "", model.ForwardedPolicies()...)
 		o.rewrite = p.rewrite(a.path)
+		// Only with names to adjust (ROUTER_H1_CASE_ADJUST), as in OpenShift.
+		if opts.HTTP.CaseAdjust != "" {
+			o.caseAdjustServer = p.boolean(AnnotationH1AdjustCase, "header names as HAProxy writes them")
+		}
 	}
 	if a.terminated() {
 		o.hsts = p.hsts()

@@ -26,6 +26,7 @@ func (t *translator) buildBackend(a *admission) (model.Backend, []*rejection) {
 		HSTS:             o.hsts,
 		Rewrite:          o.rewrite,
 		ServerMaxConn:    o.serverMaxConn,
+		CaseAdjustServer: o.caseAdjustServer,
 		TLS:              a.tls.backendTLS,
 	}
 

@@ -7,14 +7,43 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/haroute/haroute/mapping/model"
 )
 
-// defaultALPN is advertised with every Route certificate.
+// defaultALPN is advertised with a Route certificate of its own (see setALPN).
 const defaultALPN = "h2,http/1.1"
+
+// setALPN decides, as OpenShift does, which served Route certificates offer HTTP/2: none when HTTP/2
+// is disabled (ROUTER_DISABLE_HTTP2), else those no other Route serves too. A browser reuses an HTTP/2
+// connection for every host its certificate covers, so a certificate shared by several Routes (a
+// wildcard certificate, typically) would carry requests for one Route's host to another Route's
+// backend. Two certificates are the same when their leaf certificates are. certs are modified in
+// place: they are this translation's copies.
+func setALPN(certs []model.Certificate, disableHTTP2 bool) {
+	leaves := make(map[string]int, len(certs))
+	for i := range certs {
+		leaves[leafKey(certs[i].PEM)]++
+	}
+	for i := range certs {
+		certs[i].ALPN = ""
+		if !disableHTTP2 && leaves[leafKey(certs[i].PEM)] == 1 {
+			certs[i].ALPN = defaultALPN
+		}
+	}
+}
+
+// leafKey returns the text of a certificate bundle's first PEM block (its leaf, as the bundle is
+// built: leaf first), without decoding it.
+func leafKey(bundle string) string {
+	if i := strings.Index(bundle, "-----END "); i >= 0 {
+		return bundle[:i]
+	}
+	return bundle
+}
 
 // routeTLS is the TLS material of an admitted Route.
 type routeTLS struct {

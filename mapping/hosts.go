@@ -20,15 +20,24 @@ type hostSpec struct {
 	domain   string // for wildcard Routes: the domain under the "*"; for exact hosts: the parent domain ("" for a single label)
 }
 
-// routeHost works out the effective host of a Route (spec.host, or ROUTER_SUBDOMAIN when empty),
-// applies the wildcard policy and checks it against the allowed and denied domain lists.
+// routeHost works out the effective host of a Route as OpenShift does: spec.host; else
+// spec.subdomain under the router's domain (ROUTER_DOMAIN); then the ROUTER_SUBDOMAIN template when
+// there is still no host, or always with ROUTER_OVERRIDE_HOSTNAME, or for a host under one of
+// ROUTER_OVERRIDE_DOMAINS. It applies the wildcard policy and checks the host against the allowed and
+// denied domain lists.
 func routeHost(r *routev1.Route, opts Options) (hostSpec, *rejection) {
 	host := strings.ToLower(r.Spec.Host)
-	if host == "" {
-		if opts.Subdomain == "" {
-			return hostSpec{}, reject(ReasonInvalidHost, "no host and no ROUTER_SUBDOMAIN")
-		}
+	if host == "" && r.Spec.Subdomain != "" && opts.Domain != "" {
+		host = strings.ToLower(r.Spec.Subdomain) + "." + opts.Domain
+	}
+	if opts.Subdomain != "" && (host == "" || opts.OverrideHostname || inDomains(host, opts.OverrideDomains)) {
 		host = strings.ToLower(strings.NewReplacer("${name}", r.Name, "${namespace}", r.Namespace).Replace(opts.Subdomain))
+	}
+	if host == "" {
+		if r.Spec.Subdomain != "" {
+			return hostSpec{}, reject(ReasonInvalidHost, "no host, a subdomain without ROUTER_DOMAIN, and no ROUTER_SUBDOMAIN")
+		}
+		return hostSpec{}, reject(ReasonInvalidHost, "no host and no ROUTER_SUBDOMAIN")
 	}
 
 	var hs hostSpec

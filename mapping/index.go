@@ -9,6 +9,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/haroute/haroute/mapping/model"
 )
 
 // index gives Translate keyed, read-only access to the objects of an Input. When the input holds the
@@ -19,6 +21,8 @@ type index struct {
 	services   map[string]*corev1.Service              // "ns/name"
 	secrets    map[string]*corev1.Secret               // "ns/name"
 	slices     map[string][]*discoveryv1.EndpointSlice // "ns/service" (kubernetes.io/service-name label) → slices sorted by name
+	// listener is the input's listener files, passed through to the state as they are.
+	listener model.ListenerFiles
 }
 
 func newIndex(in Input) *index {
@@ -27,6 +31,7 @@ func newIndex(in Input) *index {
 		services:   objectIndex(in.Services, nil),
 		secrets:    objectIndex(in.Secrets, nil),
 		slices:     sliceIndex(in.EndpointSlices, nil),
+		listener:   in.Listener,
 	}
 }
 

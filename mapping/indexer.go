@@ -53,6 +53,7 @@ func (ix *indexer) update(in Input) *index {
 		clear(ix.kinds[k].changed)
 	}
 	x := ix.x
+	x.listener = in.Listener
 	ix.namespacesChanged = first
 	if first || !patch(&ix.namespaces, in.Namespaces, func(o, n *corev1.Namespace) bool {
 		if o == nil || n == nil || o.Name != n.Name || ix.namespaces.counts[n.Name] != 1 {

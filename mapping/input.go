@@ -4,6 +4,8 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/haroute/haroute/mapping/model"
 )
 
 // Input is a snapshot of the objects a router watches. Translate never modifies it.
@@ -15,6 +17,9 @@ type Input struct {
 	Namespaces []*corev1.Namespace
 	// Secrets are needed only for Routes that reference one (spec.tls.externalCertificate).
 	Secrets []*corev1.Secret
+	// Listener are the router's own TLS files (default certificate, client CA and CRLs), read by the
+	// caller from the files the settings name; they reach the state as they are.
+	Listener model.ListenerFiles
 }
 
 // Problem is the reason one Route was not admitted, or (Warning) a note about an admitted Route.

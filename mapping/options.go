@@ -38,6 +38,18 @@ type Options struct {
 	// gives the defaults for an address.
 	AccessLog model.AccessLog
 
+	// TLS is the TLS profile of the terminating listeners (SSL_MIN_VERSION, SSL_MAX_VERSION,
+	// ROUTER_CIPHERS, ROUTER_CIPHERSUITES, ROUTER_CURVES); see routerOptionsFromEnv.
+	TLS model.TLSProfile
+
+	// HTTP holds the router-wide HTTP and listener options of the IngressController (compression,
+	// header actions, unique IDs, PROXY protocol, address family, ...); see routerOptionsFromEnv.
+	HTTP model.HTTPOptions
+
+	// ClientTLS is mutual TLS on the terminating listeners (ROUTER_MUTUAL_TLS_AUTH,
+	// ROUTER_MUTUAL_TLS_AUTH_FILTER); the CA bundle and CRLs come with the input (Input.Listener).
+	ClientTLS model.ClientTLS
+
 	// RouteLabels and NamespaceLabels shard Routes (ROUTE_LABELS, NAMESPACE_LABELS); nil selects all.
 	RouteLabels     labels.Selector
 	NamespaceLabels labels.Selector
@@ -45,6 +57,9 @@ type Options struct {
 	AllowWildcardRoutes            bool     // ROUTER_ALLOW_WILDCARD_ROUTES
 	DisableNamespaceOwnershipCheck bool     // ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK
 	Subdomain                      string   // ROUTER_SUBDOMAIN, e.g. "${name}-${namespace}.apps.example.com"
+	OverrideHostname               bool     // ROUTER_OVERRIDE_HOSTNAME: ROUTER_SUBDOMAIN replaces every spec.host
+	OverrideDomains                []string // ROUTER_OVERRIDE_DOMAINS: ROUTER_SUBDOMAIN replaces the hosts under these
+	Domain                         string   // ROUTER_DOMAIN: spec.subdomain's parent, e.g. "apps.example.com"
 	AllowedDomains                 []string // ROUTER_ALLOWED_DOMAINS (comma-separated)
 	DeniedDomains                  []string // ROUTER_DENIED_DOMAINS (comma-separated)
 
@@ -94,6 +109,8 @@ func DefaultOptions() Options {
 		ForwardedHeaders: "append",
 		BufSize:          32768,
 		SparePoolSize:    10,
+		TLS:              DefaultTLSProfile(),
+		HTTP:             model.HTTPOptions{MaxRewrite: 8192, StripClientSSLHeaders: true, IPMode: model.IPModeV4},
 	}
 }
 
@@ -194,6 +211,15 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	boolean("ROUTER_ALLOW_WILDCARD_ROUTES", &o.AllowWildcardRoutes)
 	boolean("ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", &o.DisableNamespaceOwnershipCheck)
 	str("ROUTER_SUBDOMAIN", &o.Subdomain)
+	boolean("ROUTER_OVERRIDE_HOSTNAME", &o.OverrideHostname)
+	list("ROUTER_OVERRIDE_DOMAINS", &o.OverrideDomains)
+	if v := strings.ToLower(strings.TrimSpace(getenv("ROUTER_DOMAIN"))); v != "" {
+		if msg := hostError(v); msg != "" || !strings.Contains(v, ".") {
+			errs = append(errs, fmt.Errorf("ROUTER_DOMAIN=%q: want a DNS domain of at least two labels, e.g. apps.example.com", v))
+		} else {
+			o.Domain = v
+		}
+	}
 	list("ROUTER_ALLOWED_DOMAINS", &o.AllowedDomains)
 	list("ROUTER_DENIED_DOMAINS", &o.DeniedDomains)
 	str("DEFAULT_DESTINATION_CA_PATH", &o.DefaultDestinationCAFile)
@@ -212,6 +238,7 @@ func FromEnv(getenv func(string) string) (Options, error) {
 		}
 	}
 	o.AccessLog = accessLogFromEnv(getenv, func(err error) { errs = append(errs, err) })
+	routerOptionsFromEnv(getenv, &o, func(err error) { errs = append(errs, err) })
 
 	if err := o.Validate(); err != nil {
 		errs = append(errs, err)
@@ -237,9 +264,12 @@ func (o Options) Validate() error {
 	if o.DefaultDestinationCAFile != "" && !strings.HasPrefix(o.DefaultDestinationCAFile, "/") {
 		errs = append(errs, fmt.Errorf("default destination CA %q: want an absolute path", o.DefaultDestinationCAFile))
 	}
-	if err := o.AccessLog.Validate(); err != nil {
-		errs = append(errs, err)
+	for _, err := range []error{o.AccessLog.Validate(), o.TLS.Validate(), o.HTTP.Validate(), o.ClientTLS.Validate()} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
+
 	if strings.ContainsAny(o.DefaultDestinationCAFile+o.BindAddress+o.RouterName, " \t\r\n\"'\\#$") {
 		errs = append(errs, errors.New("router name, bind address and default destination CA path must not contain whitespace, quotes, '\\', '#' or '$'"))
 	}

@@ -227,6 +227,7 @@ func (t *translator) finish() (*model.Config, []Problem) {
 	cfg := &model.Config{
 		Settings:  t.settings(),
 		Frontends: t.frontends(),
+		Listener:  t.idx.listener,
 	}
 	if prev := t.reusable(); prev != nil {
 		cfg.Maps, cfg.Certificates, cfg.CAFiles, cfg.Routes = prev.cfg.Maps, prev.cfg.Certificates, prev.cfg.CAFiles, prev.cfg.Routes
@@ -247,6 +248,7 @@ func (t *translator) finish() (*model.Config, []Problem) {
 	var order []int
 	cfg.Backends, order = sortBackends(t.backends)
 	cfg.Certificates, cfg.CAFiles = t.certificates, t.caFiles
+	setALPN(cfg.Certificates, t.opts.HTTP.DisableHTTP2)
 	sort.Slice(cfg.Certificates, func(i, j int) bool { return cfg.Certificates[i].Name < cfg.Certificates[j].Name })
 	sort.Slice(cfg.CAFiles, func(i, j int) bool { return cfg.CAFiles[i].Name < cfg.CAFiles[j].Name })
 	for _, a := range t.admitted {
@@ -326,14 +328,34 @@ func (t *translator) settings() model.Settings {
 		HardStopAfter:        o.HardStopAfter,
 		SparePoolSize:        o.SparePoolSize,
 		AccessLog:            o.AccessLog,
+		TLS:                  o.TLS,
+		HTTP:                 o.HTTP,
+		ClientTLS:            o.ClientTLS,
 	}
 }
 
-// frontends returns OpenShift's fixed listener layout in rendering order.
+// frontends returns OpenShift's fixed listener layout in rendering order. The public listeners take
+// the address family of ROUTER_IP_V4_V6_MODE (IPv4, IPv6 only, or both on two listeners), unless
+// ROUTER_BIND_ADDRESS names the one address to listen on.
 func (t *translator) frontends() []model.Frontend {
+	public := func(name string, mode model.Mode, port int) model.Frontend {
+		f := model.Frontend{Name: name, Mode: mode}
+		p := strconv.Itoa(port)
+		switch {
+		case t.opts.BindAddress != "":
+			f.Bind = t.opts.BindAddress + ":" + p
+		case t.opts.HTTP.IPMode == model.IPModeV6:
+			f.BindV6 = ":::" + p
+		case t.opts.HTTP.IPMode == model.IPModeV4V6:
+			f.Bind, f.BindV6 = ":"+p, ":::"+p
+		default:
+			f.Bind = ":" + p
+		}
+		return f
+	}
 	return []model.Frontend{
-		{Name: model.FrontendPublic, Mode: model.ModeHTTP, Bind: t.opts.BindAddress + ":" + strconv.Itoa(t.opts.HTTPPort)},
-		{Name: model.FrontendPublicSSL, Mode: model.ModeTCP, Bind: t.opts.BindAddress + ":" + strconv.Itoa(t.opts.HTTPSPort)},
+		public(model.FrontendPublic, model.ModeHTTP, t.opts.HTTPPort),
+		public(model.FrontendPublicSSL, model.ModeTCP, t.opts.HTTPSPort),
 		{Name: model.FrontendSNI, Mode: model.ModeHTTP, Bind: sniSocket},
 		{Name: model.FrontendNoSNI, Mode: model.ModeHTTP, Bind: noSNISocket},
 	}

@@ -195,12 +195,13 @@ func (c *renderCheck) hostExplained(host string, r *routev1.Route) bool {
 }
 
 // checkFiles checks that the render is exactly the layout's files: the configuration, the crt-list,
-// the default certificate, the five maps, one file per certificate and CA file of the model, the
+// the default certificate, the error pages, the five maps, one file per certificate and CA file of the model, the
 // default backend file and the backend file of every backend.
 func (c *renderCheck) checkFiles() {
 	t := c.t
 	t.Helper()
-	want := map[string]bool{fuzzConfigFile: true, fuzzCrtList: true, "conf/" + mapping.DefaultCertificateName: true}
+	want := map[string]bool{fuzzConfigFile: true, fuzzCrtList: true, "conf/" + mapping.DefaultCertificateName: true,
+		render.ErrorPage503File: true, render.ErrorPage404File: true}
 	for _, m := range standardMapList {
 		want["conf/"+m] = true
 	}

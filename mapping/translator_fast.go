@@ -108,6 +108,7 @@ func (tr *Translator) fastTranslate(in Input, idx *index) (*model.Config, []Prob
 		Certificates: prev.cfg.Certificates,
 		CAFiles:      prev.cfg.CAFiles,
 		Routes:       prev.cfg.Routes,
+		Listener:     idx.listener,
 	}
 	prev.cfg = cfg
 	return cfg, slices.Clone(prev.problems), true

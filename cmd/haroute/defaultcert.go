@@ -5,7 +5,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -15,8 +14,10 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"time"
+
+	"github.com/haroute/haroute/sync/listener"
 )
 
 // defaultCertFile is where render writes the default certificate, relative to the HAProxy directory.
@@ -28,41 +29,46 @@ const (
 	defaultCertLifetime   = 10 * 365 * 24 * time.Hour
 )
 
-// loadCertificate reads a PEM file holding a certificate (and chain) and its private key.
-func loadCertificate(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("default certificate: %w", err)
-	}
-	out, err := normalizeKeyPair(data)
-	if err != nil {
-		return nil, fmt.Errorf("default certificate %s: %w", path, err)
-	}
-	return out, nil
-}
-
 // keptDefaultCertificate returns the default certificate already in the HAProxy directory out, or
-// generates a self-signed one when there is none (or it does not parse). The render writes it back
-// to the same file, so later renders into out reuse it and give identical files.
-func (a *app) keptDefaultCertificate(out string) ([]byte, error) {
+// generates a self-signed one when there is none, it does not parse, or it does not cover the
+// router's domain (ROUTER_DOMAIN: OpenShift's router makes its own for *.<domain>). The render writes
+// it back to the same file, so later renders into out reuse it and give identical files.
+func (a *app) keptDefaultCertificate(out, domain string) ([]byte, error) {
+	var names []string
+	if domain != "" {
+		names = []string{"*." + domain}
+	}
 	path := filepath.Join(out, filepath.FromSlash(defaultCertFile))
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
-		pemData, perr := normalizeKeyPair(data)
-		if perr == nil {
+		pemData, perr := listener.KeyPair(data)
+		if perr == nil && coversNames(pemData, names) {
 			return pemData, nil
 		}
-		a.log.Warn("replacing the default certificate that does not parse", "file", path, "err", perr)
+		if perr == nil {
+			perr = fmt.Errorf("it does not name %v", names)
+		}
+		a.log.Warn("replacing the kept default certificate", "file", path, "err", perr)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("default certificate: %w", err)
 	}
-	pemData, err := generateCertificate(time.Now())
+	pemData, err := selfSignedCertificate(defaultCertCommonName, names, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("generating the default certificate: %w", err)
 	}
-	a.log.Info("generated a self-signed default certificate", "file", path, "cn", defaultCertCommonName)
+	a.log.Info("generated a self-signed default certificate", "file", path, "cn", defaultCertCommonName, "dns", names)
 	return pemData, nil
+}
+
+// coversNames reports whether the leaf of a PEM bundle has exactly these DNS names.
+func coversNames(pemData []byte, names []string) bool {
+	b, _ := pem.Decode(pemData)
+	if b == nil {
+		return false
+	}
+	c, err := x509.ParseCertificate(b.Bytes)
+	return err == nil && slices.Equal(c.DNSNames, names)
 }
 
 // generateCertificate makes the self-signed default certificate, valid for ten years from now.
@@ -102,32 +108,6 @@ func selfSignedCertificate(commonName string, dnsNames []string, now time.Time) 
 	var buf bytes.Buffer
 	for _, b := range []*pem.Block{{Type: "CERTIFICATE", Bytes: der}, {Type: "PRIVATE KEY", Bytes: keyDER}} {
 		if err := pem.Encode(&buf, b); err != nil {
-			return nil, fmt.Errorf("PEM encoding: %w", err)
-		}
-	}
-	return buf.Bytes(), nil
-}
-
-// normalizeKeyPair checks that data holds certificates and a private key that belongs to the first
-// of them, and returns the certificate and key blocks re-encoded in their order: other blocks (such
-// as EC PARAMETERS), text between blocks and blank lines, which would break HAProxy runtime payloads,
-// are dropped.
-func normalizeKeyPair(data []byte) ([]byte, error) {
-	if _, err := tls.X509KeyPair(data, data); err != nil {
-		return nil, fmt.Errorf("want a PEM certificate and its private key: %w", err)
-	}
-	var buf bytes.Buffer
-	rest := data
-	for {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" && !strings.HasSuffix(b.Type, "PRIVATE KEY") {
-			continue
-		}
-		if err := pem.Encode(&buf, &pem.Block{Type: b.Type, Bytes: b.Bytes}); err != nil {
 			return nil, fmt.Errorf("PEM encoding: %w", err)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/tls"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/haroute/haroute/sync/listener"
 )
 
 func TestGenerateCertificate(t *testing.T) {
@@ -61,7 +64,7 @@ func TestNormalizeKeyPair(t *testing.T) {
 	messy := append([]byte("subject=haroute default\n\n"), a...)
 	messy = bytes.Replace(messy, []byte("-----END CERTIFICATE-----\n"), []byte("-----END CERTIFICATE-----\n\n"), 1)
 	messy = append(messy, pem.EncodeToMemory(&pem.Block{Type: "EC PARAMETERS", Bytes: []byte{6, 8, 42}})...)
-	got, err := normalizeKeyPair(messy)
+	got, err := listener.KeyPair(messy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,10 +75,10 @@ func TestNormalizeKeyPair(t *testing.T) {
 	certA, _ := pem.Decode(a)
 	_, restB := pem.Decode(b)
 	mismatched := append(pem.EncodeToMemory(certA), restB...)
-	if _, err := normalizeKeyPair(mismatched); err == nil {
+	if _, err := listener.KeyPair(mismatched); err == nil {
 		t.Error("certificate with another certificate's key accepted")
 	}
-	if _, err := normalizeKeyPair(pem.EncodeToMemory(certA)); err == nil {
+	if _, err := listener.KeyPair(pem.EncodeToMemory(certA)); err == nil {
 		t.Error("certificate without key accepted")
 	}
 }
@@ -83,12 +86,12 @@ func TestNormalizeKeyPair(t *testing.T) {
 func TestKeptDefaultCertificate(t *testing.T) {
 	a := &app{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	out := t.TempDir()
-	first, err := a.keptDefaultCertificate(out)
+	first, err := a.keptDefaultCertificate(out, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Nothing was written yet (render writes it): a second call generates another one.
-	second, err := a.keptDefaultCertificate(out)
+	second, err := a.keptDefaultCertificate(out, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +105,7 @@ func TestKeptDefaultCertificate(t *testing.T) {
 	if err := os.WriteFile(path, first, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kept, err := a.keptDefaultCertificate(out)
+	kept, err := a.keptDefaultCertificate(out, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +116,7 @@ func TestKeptDefaultCertificate(t *testing.T) {
 	if err := os.WriteFile(path, []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := a.keptDefaultCertificate(out)
+	fresh, err := a.keptDefaultCertificate(out, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,27 +125,89 @@ func TestKeptDefaultCertificate(t *testing.T) {
 	}
 }
 
-func TestLoadCertificate(t *testing.T) {
+// TestDefaultCertificateFromSettings: DEFAULT_CERTIFICATE_PATH, DEFAULT_CERTIFICATE_DIR and
+// DEFAULT_CERTIFICATE give the listener files' default certificate (the first set wins, as in
+// OpenShift); a bad or missing file is a start-up error naming the variable and the file.
+func TestDefaultCertificateFromSettings(t *testing.T) {
 	dir := t.TempDir()
 	good, err := generateCertificate(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
+	other, err := generateCertificate(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := filepath.Join(dir, "c.pem")
-	if err := os.WriteFile(p, good, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := loadCertificate(p); err != nil || !bytes.Equal(got, good) {
-		t.Errorf("loadCertificate = %v", err)
-	}
 	bad := filepath.Join(dir, "bad.pem")
-	if err := os.WriteFile(bad, []byte("not a certificate"), 0o600); err != nil {
+	secret := filepath.Join(dir, "secret")
+	block, rest := pem.Decode(other)
+	for name, data := range map[string][]byte{p: good, bad: []byte("not a certificate"),
+		filepath.Join(secret, "tls.crt"): pem.EncodeToMemory(block), filepath.Join(secret, "tls.key"): rest} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want []byte
+		err  string
+	}{
+		{"path", map[string]string{"DEFAULT_CERTIFICATE_PATH": p}, good, ""},
+		{"dir", map[string]string{"DEFAULT_CERTIFICATE_DIR": secret}, other, ""},
+		{"inline wins", map[string]string{"DEFAULT_CERTIFICATE": string(other), "DEFAULT_CERTIFICATE_PATH": p}, other, ""},
+		{"path before dir", map[string]string{"DEFAULT_CERTIFICATE_PATH": p, "DEFAULT_CERTIFICATE_DIR": secret}, good, ""},
+		{"bad", map[string]string{"DEFAULT_CERTIFICATE_PATH": bad}, nil, "DEFAULT_CERTIFICATE_PATH=" + bad},
+		{"missing", map[string]string{"DEFAULT_CERTIFICATE_DIR": filepath.Join(dir, "nope")}, nil, "DEFAULT_CERTIFICATE_DIR=" + filepath.Join(dir, "nope")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &app{log: slog.New(slog.NewTextHandler(io.Discard, nil)), getenv: func(k string) string { return tc.env[k] }}
+			l, err := a.listenerSettingsFromEnv("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := a.listenerWatcher(context.Background(), renderSettings{listener: l}, t.TempDir())
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error = %v, want one naming %s", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.Files().DefaultCertificate; got != string(tc.want) {
+				t.Errorf("default certificate:\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestKeptDefaultCertificateNamesTheDomain: with ROUTER_DOMAIN the self-signed certificate names
+// *.<domain>, as OpenShift's does, and a kept one that does not is replaced.
+func TestKeptDefaultCertificateNamesTheDomain(t *testing.T) {
+	a := &app{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	out := t.TempDir()
+	plain, err := a.keptDefaultCertificate(out, "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadCertificate(bad); err == nil || !strings.Contains(err.Error(), bad) {
-		t.Errorf("bad certificate: error = %v, want one naming %s", err, bad)
+	path := filepath.Join(out, "conf", "default_pub_keys.pem")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := loadCertificate(filepath.Join(dir, "missing.pem")); err == nil {
-		t.Error("missing certificate accepted")
+	if err := os.WriteFile(path, plain, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	named, err := a.keptDefaultCertificate(out, "apps.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(named, plain) || !coversNames(named, []string{"*.apps.example.com"}) {
+		t.Error("the kept certificate without the domain was not replaced by one for *.apps.example.com")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/sync/source"
@@ -91,9 +93,13 @@ func addSettingsFlags(fl *pflag.FlagSet, f *renderFlags, certNote string) {
 
 // renderSettings are the resolved inputs of a render besides the manifests.
 type renderSettings struct {
-	opts            mapping.Options
-	templatePath    string
-	defaultCertPath string
+	opts         mapping.Options
+	templatePath string
+	// listener names the router's own TLS files (default certificate, client CA and CRLs).
+	listener listenerSettings
+	// errorPage503 and errorPage404 are the files of HAProxy's error pages (ROUTER_ERRORFILE_503,
+	// ROUTER_ERRORFILE_404); empty: haroute's own pages.
+	errorPage503, errorPage404 string
 }
 
 // settings resolves options: OpenShift's environment first, then the flags the user set.
@@ -103,10 +109,14 @@ func (a *app) settings(f renderFlags, changed func(string) bool) (renderSettings
 		return renderSettings{}, fmt.Errorf("settings: %w", err)
 	}
 	s := renderSettings{
-		templatePath:    strings.TrimSpace(a.getenv("TEMPLATE_FILE")),
-		defaultCertPath: strings.TrimSpace(a.getenv("DEFAULT_CERTIFICATE_PATH")),
+		templatePath: strings.TrimSpace(a.getenv("TEMPLATE_FILE")),
+		errorPage503: strings.TrimSpace(a.getenv("ROUTER_ERRORFILE_503")),
+		errorPage404: strings.TrimSpace(a.getenv("ROUTER_ERRORFILE_404")),
 	}
 	var errs []error
+	if s.listener, err = a.listenerSettingsFromEnv(opts.ClientTLS.Verify); err != nil {
+		errs = append(errs, err)
+	}
 	port := func(name string, v int, dst *int) {
 		if !changed(name) {
 			return
@@ -126,7 +136,7 @@ func (a *app) settings(f renderFlags, changed func(string) bool) (renderSettings
 		s.templatePath = f.template
 	}
 	if changed(flagDefaultCert) {
-		s.defaultCertPath = f.defaultCertificate
+		s.listener.defaultCertPath = f.defaultCertificate
 	}
 	if changed(flagAllowLoopback) {
 		opts.AllowLoopbackEndpoints = f.allowLoopback
@@ -161,7 +171,14 @@ func (a *app) render(f renderFlags, changed func(string) bool) error {
 	if err != nil {
 		return err
 	}
-	ro, err := a.renderOptions(s, out)
+	lw, err := a.listenerWatcher(context.Background(), s, out)
+	if err != nil {
+		return err
+	}
+	if lw != nil {
+		in.Listener = lw.Files()
+	}
+	ro, err := a.renderOptions(s, out, in.Listener)
 	if err != nil {
 		return err
 	}
@@ -192,9 +209,9 @@ func (a *app) render(f renderFlags, changed func(string) bool) error {
 }
 
 // renderOptions loads what a render into the HAProxy directory out needs besides the model: the
-// custom template and the default certificate (the configured file, else the one kept in out, else a
-// new self-signed one).
-func (a *app) renderOptions(s renderSettings, out string) (render.Options, error) {
+// custom template, the error pages and the default certificate (the listener files', else the one
+// kept in out, else a new self-signed one).
+func (a *app) renderOptions(s renderSettings, out string, files model.ListenerFiles) (render.Options, error) {
 	ro := render.Options{Dir: out, Env: a.getenv}
 	if s.templatePath != "" {
 		text, err := os.ReadFile(s.templatePath)
@@ -206,11 +223,25 @@ func (a *app) renderOptions(s renderSettings, out string) (render.Options, error
 		}
 	}
 	var err error
-	if s.defaultCertPath != "" {
-		ro.DefaultCertificatePEM, err = loadCertificate(s.defaultCertPath)
-	} else {
-		ro.DefaultCertificatePEM, err = a.keptDefaultCertificate(out)
+	for _, p := range []struct {
+		name, path string
+		dst        *[]byte
+	}{{"ROUTER_ERRORFILE_503", s.errorPage503, &ro.ErrorPage503}, {"ROUTER_ERRORFILE_404", s.errorPage404, &ro.ErrorPage404}} {
+		if p.path == "" {
+			continue
+		}
+		if *p.dst, err = os.ReadFile(p.path); err != nil {
+			return ro, fmt.Errorf("%s: %w", p.name, err)
+		}
+		if err := render.CheckErrorPage(*p.dst); err != nil {
+			return ro, fmt.Errorf("%s: %s: %w", p.name, p.path, err)
+		}
 	}
+	if files.DefaultCertificate != "" {
+		ro.DefaultCertificatePEM = []byte(files.DefaultCertificate)
+		return ro, nil
+	}
+	ro.DefaultCertificatePEM, err = a.keptDefaultCertificate(out, s.opts.Domain)
 	return ro, err
 }
 

@@ -31,8 +31,21 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	// The router's own TLS files are read before anything starts (a missing one is a start-up error)
+	// and go with every snapshot: a rotation is a change like any other, applied at runtime.
+	lw, err := a.listenerWatcher(parent, rc.settings, rc.dir)
+	if err != nil {
+		return err
+	}
+	var files model.ListenerFiles
+	if lw != nil {
+		src, files = source.WithListener(src, lw), lw.Files()
+	}
+	if rc.settings.opts.TLS.Curves, err = fitCurves(parent, a.log, rc.checkBinary, rc.settings.opts.TLS.Curves); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
 	rev := a.metricsReviewer(rc, kube)
-	inst, err := a.newInstance(&rc)
+	inst, err := a.newInstance(&rc, files)
 	if err != nil {
 		return err
 	}
@@ -93,13 +106,13 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 // newInstance returns the owner of the HAProxy side for rc, after fitting the default maxconn to this
 // process's file limit (in rc): a managed HAProxy runs under it, and the containers of one pod get the
 // same limits from the container runtime.
-func (a *app) newInstance(rc *runConfig) (*haproxy.Instance, error) {
+func (a *app) newInstance(rc *runConfig, files model.ListenerFiles) (*haproxy.Instance, error) {
 	rc.settings.opts.MaxConnections = fitMaxConn(a.log, rc.settings.opts.MaxConnections,
 		strings.TrimSpace(a.getenv("ROUTER_MAX_CONNECTIONS")) == "", rc.managed == "")
 	if rc.checkBinary == "" && !rc.once {
 		a.log.Info("no HAProxy binary to run haproxy -c with: each reload is checked by HAProxy's master, and a configuration it refuses is rolled back to the last good files")
 	}
-	ro, err := a.renderOptions(rc.settings, rc.dir)
+	ro, err := a.renderOptions(rc.settings, rc.dir, files)
 	if err != nil {
 		return nil, err
 	}

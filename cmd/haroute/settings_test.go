@@ -25,7 +25,7 @@ func TestSettingsEnvThenFlags(t *testing.T) {
 	}
 	if s.opts.HTTPPort != 8080 || s.opts.HTTPSPort != 8443 || s.opts.BindAddress != "127.0.0.2" ||
 		!s.opts.AllowWildcardRoutes || s.opts.Subdomain != "${name}.env.example.com" ||
-		s.templatePath != "/env/template" || s.defaultCertPath != "/env/cert.pem" || s.opts.AllowLoopbackEndpoints {
+		s.templatePath != "/env/template" || s.listener.defaultCertPath != "/env/cert.pem" || s.opts.AllowLoopbackEndpoints {
 		t.Errorf("env settings not applied: %+v", s)
 	}
 
@@ -38,7 +38,7 @@ func TestSettingsEnvThenFlags(t *testing.T) {
 	}
 	if s.opts.HTTPPort != 9080 || s.opts.HTTPSPort != 9443 || s.opts.BindAddress != "127.0.0.3" ||
 		s.opts.AllowWildcardRoutes || s.opts.Subdomain != "${name}.flag.example.com" ||
-		s.templatePath != "/flag/t" || s.defaultCertPath != "/flag/c.pem" || !s.opts.AllowLoopbackEndpoints {
+		s.templatePath != "/flag/t" || s.listener.defaultCertPath != "/flag/c.pem" || !s.opts.AllowLoopbackEndpoints {
 		t.Errorf("flags did not override: %+v", s)
 	}
 

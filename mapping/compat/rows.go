@@ -20,18 +20,19 @@ var rows = []Row{
 		Note: "A test switch of the stock upgrade-validation plugin, which haroute does not have (see UPGRADE_VALIDATION).",
 	},
 	{
-		Kind: EnvVar, Name: "DEFAULT_CERTIFICATE", Default: "unset", Status: NotSupported,
-		Note: "The default certificate as inline PEM. Not implemented: haroute takes it from a file only, DEFAULT_CERTIFICATE_PATH.",
+		Kind: EnvVar, Name: "DEFAULT_CERTIFICATE", Default: "unset", Status: Supported,
+		Note: "The default certificate and its key given inline (PEM); it wins over DEFAULT_CERTIFICATE_PATH and DEFAULT_CERTIFICATE_DIR. A value that does not hold a certificate with its key refuses the start.",
 	},
 	{
-		Kind: EnvVar, Name: "DEFAULT_CERTIFICATE_DIR", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "A mounted TLS Secret (`tls.crt`, `tls.key`), watched and reloaded on change; the operator mounts the IngressController's default certificate there. " +
-			"Not implemented: haroute reads one PEM file, DEFAULT_CERTIFICATE_PATH, once at start, and otherwise serves a self-signed certificate it keeps.",
+		Kind: EnvVar, Name: "DEFAULT_CERTIFICATE_DIR", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "The mounted TLS Secret of the default certificate: `tls.crt` (with `tls.key`, unless `tls.crt` holds the key). " +
+			"Watched: when the operator or cert-manager rotates the Secret, the new certificate is served through `set ssl cert` without a reload (the stock router reloads). " +
+			"Without any default certificate setting haroute keeps a self-signed one in the HAProxy directory, for `*.<ROUTER_DOMAIN>` when that is set.",
 	},
 	{
 		Kind: EnvVar, Name: "DEFAULT_CERTIFICATE_PATH", Default: "unset", Status: Supported,
-		Note: "PEM file with the default certificate and its key, for TLS hosts without a certificate of their own; read once at start. " +
-			"Without it haroute keeps a self-signed certificate in the HAProxy directory.",
+		Note: "PEM file with the default certificate, its chain and its key (also `--default-certificate`); wins over DEFAULT_CERTIFICATE_DIR. " +
+			"Watched: a new content is served from the next handshake through `set ssl cert` (no reload); a missing or bad file refuses the start, and later keeps the certificate in force with a warning.",
 	},
 	{
 		Kind: EnvVar, Name: "DEFAULT_DESTINATION_CA_PATH", Default: "unset", Status: Different, OperatorSets: true,
@@ -83,8 +84,8 @@ var rows = []Row{
 			"haroute applies changes over HAProxy's sockets and reloads through the master socket.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_ABORT_ON_CLOSE", Default: "`false`", Status: NotSupported, OperatorSets: true,
-		Note: "`option abortonclose` (the IngressController's `closedClientConnectionPolicy: Abort`). Not implemented: HAProxy's default applies.",
+		Kind: EnvVar, Name: "ROUTER_ABORT_ON_CLOSE", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "`true`: requests whose client has gone are dropped from the queues (`option abortonclose`).",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_ALLOWED_DOMAINS", Default: "unset (all domains)", Status: Supported,
@@ -145,21 +146,21 @@ var rows = []Row{
 		Note: "Comma-separated `name:maxLength` of response headers captured into the access log.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_CIPHERS", Default: "`intermediate`", Status: NotSupported, OperatorSets: true,
-		Note: "TLS 1.2 cipher list of the TLS listeners (the IngressController's TLS security profile). " +
-			"Not implemented: haroute writes no cipher list, so HAProxy's and OpenSSL's defaults apply.",
+		Kind: EnvVar, Name: "ROUTER_CIPHERS", Default: "`intermediate`", Status: Supported, OperatorSets: true,
+		Note: "TLS 1.2 and older cipher list of the TLS listeners (`ssl-default-bind-ciphers`): `modern`, `intermediate` (also when empty, as the operator writes it for a TLS 1.3-only profile) or `old` name Mozilla's lists, anything else is the OpenSSL list itself. " +
+			"A list with characters OpenSSL cipher strings do not use is refused at start.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_CIPHERSUITES", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "TLS 1.3 cipher suites (from the TLS security profile). Not implemented: OpenSSL's defaults apply.",
+		Kind: EnvVar, Name: "ROUTER_CIPHERSUITES", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "TLS 1.3 cipher suites of the TLS listeners (`ssl-default-bind-ciphersuites`), colon-separated.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_CLIENT_FIN_TIMEOUT", Default: "`1s`", Status: Supported, OperatorSets: true,
 		Note: "`timeout client-fin`.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_COMPRESSION_MIME", Default: "`text/html text/plain text/css`", Status: NotSupported, OperatorSets: true,
-		Note: "MIME types compressed when ROUTER_ENABLE_COMPRESSION is on. Not implemented (see ROUTER_ENABLE_COMPRESSION).",
+		Kind: EnvVar, Name: "ROUTER_COMPRESSION_MIME", Default: "`text/html text/plain text/css`", Status: Supported, OperatorSets: true,
+		Note: "MIME types to compress, space-separated; a type with a space (a parameter) Go-quoted, as the operator writes it. A malformed type is refused at start.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_COOKIE_NAME", Default: "unset", Status: NotSupported,
@@ -167,8 +168,9 @@ var rows = []Row{
 			"haroute names the cookie after a hash of the backend name.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_CURVES", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "Key-exchange groups of the TLS listeners (from the TLS security profile). Not implemented: OpenSSL's defaults apply.",
+		Kind: EnvVar, Name: "ROUTER_CURVES", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Key-exchange groups of the TLS listeners (`ssl-default-bind-curves`); commas are taken as colons. " +
+			"The groups must be known to the TLS library HAProxy is built with: the operator's default names X25519MLKEM768, which OpenSSL before 3.5 (Debian bookworm's HAProxy 2.6) refuses; see docs/deploy.md.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_DEFAULT_CLIENT_TIMEOUT", Default: "`30s`", Status: Supported, OperatorSets: true,
@@ -195,47 +197,46 @@ var rows = []Row{
 		Note: "Comma-separated domains whose hosts are refused; it wins over ROUTER_ALLOWED_DOMAINS.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_DISABLE_HTTP2", Default: "`false`", Status: NotSupported, OperatorSets: true,
-		Note: "Turns HTTP/2 off (the operator sets `true` unless HTTP/2 is enabled by annotation). Not implemented: " +
-			"haroute always offers h2 through ALPN on its TLS listener, for the default certificate too, where the stock router offers it only for Routes with an unshared certificate of their own; " +
-			"it sends no `alpn h2` to reencrypt backends either way.",
+		Kind: EnvVar, Name: "ROUTER_DISABLE_HTTP2", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "`true`: no certificate advertises HTTP/2 and reencrypt backends are spoken to in HTTP/1.1. " +
+			"Otherwise, as OpenShift, only the certificates of Routes that no other Route shares offer `h2` (browsers reuse an HTTP/2 connection for every host a certificate covers); the default certificate never does.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", Default: "`false`", Status: Supported, OperatorSets: true,
 		Note: "Let Routes of other namespaces claim paths of a host, or hosts under another namespace's wildcard (the IngressController's `routeAdmission.namespaceOwnership`).",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_DOMAIN", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "The cluster's ingress domain: a Route with only `spec.subdomain` gets the host `<subdomain>.<domain>`, and the self-signed default certificate names `*.<domain>`. " +
-			"Not implemented, as `spec.subdomain` is not: such Routes get ROUTER_SUBDOMAIN's host or are rejected.",
+		Kind: EnvVar, Name: "ROUTER_DOMAIN", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "The router's domain: a Route with `spec.subdomain` and no `spec.host` is served at `<subdomain>.<ROUTER_DOMAIN>`, and the self-signed default certificate names `*.<ROUTER_DOMAIN>`. A value that is not a DNS domain refuses the start.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_DONT_LOG_NULL", Default: "`false`", Status: Supported, OperatorSets: true,
 		Note: "`option dontlognull`: connections that send nothing are not logged (rendered only with a syslog address, the only time it matters).",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_ENABLE_COMPRESSION", Default: "`false`", Status: NotSupported, OperatorSets: true,
-		Note: "gzip compression of responses (the IngressController's `httpCompression`). Not implemented: responses pass uncompressed unless the backend compresses them.",
+		Kind: EnvVar, Name: "ROUTER_ENABLE_COMPRESSION", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "`true`: responses of the ROUTER_COMPRESSION_MIME types are compressed with gzip.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_ENABLE_EXTERNAL_CERTIFICATE", Default: "`true`", Status: NotSupported, OperatorSets: true,
 		Note: "Switches `spec.tls.externalCertificate` on. haroute has no switch: it always reads such Secrets (see that field for how its checks differ).",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_ERRORFILE_404", Default: "`/var/lib/haproxy/conf/error-page-404.http`", Status: NotSupported, OperatorSets: true,
-		Note: "Custom 404 page (the IngressController's `httpErrorCodePages`), which also makes unmatched requests answer 404. Not implemented: unmatched requests get HAProxy's built-in 503 page.",
+		Kind: EnvVar, Name: "ROUTER_ERRORFILE_404", Default: "`/var/lib/haproxy/conf/error-page-404.http`", Status: Supported, OperatorSets: true,
+		Note: "File with the raw HTTP response for requests that match no Route; when set, those get 404 instead of 503 (`http-request deny deny_status 404` in openshift_default). Read at start.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_ERRORFILE_503", Default: "`/var/lib/haproxy/conf/error-page-503.http`", Status: NotSupported, OperatorSets: true,
-		Note: "Custom 503 page; by default OpenShift's own page. Not implemented: haroute serves HAProxy's built-in 503 page.",
+		Kind: EnvVar, Name: "ROUTER_ERRORFILE_503", Default: "`/var/lib/haproxy/conf/error-page-503.http`", Status: Different, OperatorSets: true,
+		Note: "File with the raw HTTP response served when no Route matches or a Route has no server (`errorfile 503`); read at start, a missing or malformed file refuses the start. " +
+			"Without it, both routers serve an 'Application is not available' page with the same status and headers, but the HTML is haroute's own wording: mount OpenShift's page (the operator's error-page ConfigMap) for byte-identical answers.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_GRACEFUL_SHUTDOWN_DELAY", Default: "`45s`", Status: NotSupported,
 		Note: "How long the stock router keeps serving after SIGTERM. haroute's manifests delay the HAProxy container's stop with a preStop sleep instead, and HAProxy drains its connections on SIGUSR1.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_H1_CASE_ADJUST", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "HTTP/1 header names to rewrite with the given case (the IngressController's `headerNameCaseAdjustments`). Not implemented: HAProxy sends header names in lower case.",
+		Kind: EnvVar, Name: "ROUTER_H1_CASE_ADJUST", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Header names sent to HTTP/1 clients with exactly this case (`h1-case-adjust` and `option h1-case-adjust-bogus-client`), comma-separated.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_HAPROXY_ADMIN_UNIX_SOCKET", Default: "unset", Status: NotSupported, OperatorSets: true,
@@ -248,28 +249,29 @@ var rows = []Row{
 			"endpoint, Route and certificate changes go through the runtime API.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_HAPROXY_CONTSTATS", Default: "`false`", Status: NotSupported, OperatorSets: true,
-		Note: "`option contstats`. Not implemented: traffic counters move when a transfer ends.",
+		Kind: EnvVar, Name: "ROUTER_HAPROXY_CONTSTATS", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "`true`: traffic counters are updated during long transfers (`option contstats`).",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_HARD_STOP_AFTER", Default: "unset", Status: Supported, OperatorSets: true,
 		Note: "`hard-stop-after`: the longest an old HAProxy process may drain after a reload or stop.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_HTTP_IGNORE_PROBES", Default: "`false`", Status: NotSupported, OperatorSets: true,
-		Note: "`option http-ignore-probes` (`httpEmptyRequestsPolicy: Ignore`). Not implemented: HAProxy's default applies, connections that send no request are logged and counted as errors.",
+		Kind: EnvVar, Name: "ROUTER_HTTP_IGNORE_PROBES", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "`true`: connections that send nothing are neither answered nor logged (`option http-ignore-probes`).",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_HTTP_REQUEST_HEADERS", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "Request headers set or deleted for every Route (the IngressController's `httpHeaders.actions.request`). Not implemented: no header is changed.",
+		Kind: EnvVar, Name: "ROUTER_HTTP_REQUEST_HEADERS", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Headers set or deleted on every request, in the operator's encoding (`name:value:Set`, `name:Delete`, query-escaped parts). " +
+			"Values may hold the dynamic values the IngressController API allows (`%[req.hdr(...)]`, `%[ssl_c_der]`, with `lower` and `base64`); anything else with `%` is refused at start.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_HTTP_RESPONSE_HEADERS", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "Response headers set or deleted for every Route (`httpHeaders.actions.response`). Not implemented: no header is changed.",
+		Kind: EnvVar, Name: "ROUTER_HTTP_RESPONSE_HEADERS", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Headers set or deleted on every response, in the operator's encoding; values as for ROUTER_HTTP_REQUEST_HEADERS.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_IDLE_CLOSE_ON_RESPONSE", Default: "`false`", Status: NotSupported, OperatorSets: true,
-		Note: "`option idle-close-on-response` (`idleConnectionTerminationPolicy: Deferred`). Not implemented: HAProxy's default applies.",
+		Kind: EnvVar, Name: "ROUTER_IDLE_CLOSE_ON_RESPONSE", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "`true`: at a soft stop, idle client connections are closed after their next response (`option idle-close-on-response` on the HTTP frontends).",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_INSPECT_DELAY", Default: "`5s`", Status: Supported, OperatorSets: true,
@@ -277,9 +279,9 @@ var rows = []Row{
 			"The stock router also sets it on the plain-HTTP listener, where HTTP mode waits for the request anyway; haroute leaves that line out.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_IP_V4_V6_MODE", Default: "`v4`", Status: NotSupported, OperatorSets: true,
-		Note: "IPv4, IPv6 or both on the public and stats listeners (set from the cluster network). " +
-			"Not implemented: each listener binds one address, ROUTER_BIND_ADDRESS (all IPv4 addresses when empty).",
+		Kind: EnvVar, Name: "ROUTER_IP_V4_V6_MODE", Default: "`v4`", Status: Supported, OperatorSets: true,
+		Note: "Address family of the public listeners: `v4`, `v6` (IPv6 only) or `v4v6` (both, on two listeners); anything else is refused at start. " +
+			"ROUTER_BIND_ADDRESS, when set, names the one address instead.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_LISTEN_ADDR", Default: "unset", Status: Supported,
@@ -311,8 +313,8 @@ var rows = []Row{
 		Note: "A deprecated DCM setting the stock router reads and ignores; haroute's runtime mode needs no server slots.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_MAX_REWRITE_SIZE", Default: "`8192`", Status: NotSupported, OperatorSets: true,
-		Note: "`tune.maxrewrite` (`headerBufferMaxRewriteBytes`). Not implemented: haroute always writes 8192, the stock default.",
+		Kind: EnvVar, Name: "ROUTER_MAX_REWRITE_SIZE", Default: "`8192`", Status: Supported, OperatorSets: true,
+		Note: "Buffer space kept for header rewrites (`tune.maxrewrite`); HAProxy caps it at half of ROUTER_BUF_SIZE.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_MAX_SHUTDOWN_TIMEOUT", Default: "MAX_RELOAD_WAIT_TIME", Status: NotSupported,
@@ -376,33 +378,37 @@ var rows = []Row{
 			"haroute accepts `haproxy` and unset, and always serves `/healthz`, `/healthz/ready` and `/metrics` as with `haproxy`; another value stops it at start, as it stops the stock router.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH", Default: "`none`", Status: NotSupported, OperatorSets: true,
-		Note: "Client certificates on the TLS listeners, required or optional (the IngressController's `clientTLS`). Not implemented: haroute asks for no client certificate.",
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH", Default: "`none`", Status: Supported, OperatorSets: true,
+		Note: "Client certificates on the TLS listeners: `none` (default), `optional` or `required` (`verify` with the client CA); with a certificate, the backends get the X-SSL-Client-* headers. " +
+			"Anything else refuses the start.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH_CA", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "CA bundle for client certificates, with the CRLs it points to. Not implemented (see ROUTER_MUTUAL_TLS_AUTH).",
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH_CA", Default: "unset", Status: Different, OperatorSets: true,
+		Note: "The client CA bundle (the IngressController's clientCA ConfigMap). The CRLs its certificates name are downloaded over HTTP and refreshed before they expire, " +
+			"and a refreshed CRL is applied with `set ssl crl-file` without a reload (the stock router reloads). A changed bundle is a reload, as in the stock router: at runtime HAProxy would verify against it but keep naming the old CAs to clients. " +
+			"Required with `optional` or `required`: where it is unset the stock router trusts the system's CA store, which would admit any publicly trusted certificate; haroute refuses to start.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH_CRL", Default: "unset", Status: NotSupported,
-		Note: "An explicit CRL file for client certificates. Not implemented (see ROUTER_MUTUAL_TLS_AUTH).",
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH_CRL", Default: "unset", Status: Supported,
+		Note: "An explicit CRL file for the client CAs (no download); watched like the CA bundle.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH_FILTER", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "Regular expression the client certificate's subject must match. Not implemented (see ROUTER_MUTUAL_TLS_AUTH).",
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_AUTH_FILTER", Default: "unset", Status: Different, OperatorSets: true,
+		Note: "Regular expression the client certificate's subject DN must match, else 403 (the IngressController's allowedSubjectPatterns). " +
+			"haroute writes it in single quotes, so HAProxy reads it as written; the stock router writes it unquoted, so HAProxy drops its backslashes (`\\.` matches any character there). " +
+			"It must compile with Go's regexp (RE2); PCRE-only forms such as look-arounds refuse the start.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_HEADER_FILTER", Default: "`true`", Status: NotSupported, OperatorSets: true,
-		Note: "Strips client-sent `X-SSL*` headers so that backends cannot be fooled into trusting them. " +
-			"Not implemented: haroute removes no such header, and sets none, as it does no client-certificate authentication.",
+		Kind: EnvVar, Name: "ROUTER_MUTUAL_TLS_HEADER_FILTER", Default: "`true`", Status: Supported, OperatorSets: true,
+		Note: "`true` (the default): the X-SSL* headers a client sends (twelve names) are removed on every HTTP frontend, so that nobody can pose as a client certificate.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_OVERRIDE_DOMAINS", Default: "unset", Status: NotSupported,
-		Note: "Domains whose Route hosts are replaced with ROUTER_SUBDOMAIN's. Not implemented: haroute serves `spec.host` as written.",
+		Kind: EnvVar, Name: "ROUTER_OVERRIDE_DOMAINS", Default: "unset", Status: Supported,
+		Note: "Comma-separated domains: a Route host in one of them is replaced by ROUTER_SUBDOMAIN's template.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_OVERRIDE_HOSTNAME", Default: "`false`", Status: NotSupported,
-		Note: "Apply ROUTER_SUBDOMAIN to Routes that have a host too. Not implemented: haroute uses ROUTER_SUBDOMAIN only for Routes without one.",
+		Kind: EnvVar, Name: "ROUTER_OVERRIDE_HOSTNAME", Default: "`false`", Status: Supported,
+		Note: "`true`: ROUTER_SUBDOMAIN's template replaces the host of every Route, not only of those without one.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_SERVICE_HTTPS_PORT", Default: "`443`", Status: Supported, OperatorSets: true,
@@ -434,8 +440,8 @@ var rows = []Row{
 		Note: "`timeout http-request`.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_STRICT_SNI", Default: "`false`", Status: NotSupported,
-		Note: "`strict-sni`: refuse TLS clients whose SNI matches no certificate. Not implemented: they get the default certificate.",
+		Kind: EnvVar, Name: "ROUTER_STRICT_SNI", Default: "`false`", Status: Supported,
+		Note: "`true`: a TLS client whose SNI matches no certificate is refused instead of getting the default certificate (`strict-sni`).",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_SUBDOMAIN", Default: "unset", Status: Supported,
@@ -459,21 +465,22 @@ var rows = []Row{
 		Note: "`nbthread`.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_UNIQUE_ID_FORMAT", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "`unique-id-format` of a request-ID header (the IngressController's `httpHeaders.uniqueId`). Not implemented: no request ID is added.",
+		Kind: EnvVar, Name: "ROUTER_UNIQUE_ID_FORMAT", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Log format of the unique request ID (`unique-id-format`), Go-quoted as the operator writes it; only with ROUTER_UNIQUE_ID_HEADER_NAME " +
+			"(one without the other is refused at start, where the stock router renders nothing).",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_UNIQUE_ID_HEADER_NAME", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "Name of the request-ID header. Not implemented (see ROUTER_UNIQUE_ID_FORMAT).",
+		Kind: EnvVar, Name: "ROUTER_UNIQUE_ID_HEADER_NAME", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "Request header that carries the unique request ID to the backend (`unique-id-header`); only with ROUTER_UNIQUE_ID_FORMAT.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_UPDATE_STATUS", Default: "`true`", Status: NotSupported,
 		Note: "Whether Route status is written. haroute takes this from the `--update-status` flag (default true), not from the environment.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_USE_PROXY_PROTOCOL", Default: "`false`", Status: NotSupported, OperatorSets: true,
-		Note: "Accept the PROXY protocol on the public listeners (a load balancer in front that speaks it). " +
-			"Not implemented: haroute's public listeners take plain connections, so this setup cannot be served yet.",
+		Kind: EnvVar, Name: "ROUTER_USE_PROXY_PROTOCOL", Default: "`false`", Status: Supported, OperatorSets: true,
+		Note: "`true`: the public listeners expect a PROXY protocol header (v1 or v2) first (`accept-proxy`). " +
+			"haroute's readiness is its own `/healthz/ready`, so no probe has to speak PROXY; a kubelet probe of HAProxy's HTTP port does not work behind this setting.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_WATCH_ENDPOINTS", Default: "`false`", Status: NotSupported,
@@ -488,12 +495,12 @@ var rows = []Row{
 		Note: "Label selector on Routes (sharding, the IngressController's `routeSelector`).",
 	},
 	{
-		Kind: EnvVar, Name: "SSL_MAX_VERSION", Default: "unset", Status: NotSupported,
-		Note: "Highest TLS version of the listeners. Not implemented: HAProxy's default applies.",
+		Kind: EnvVar, Name: "SSL_MAX_VERSION", Default: "unset", Status: Supported,
+		Note: "Newest TLS version of the TLS listeners (`ssl-max-ver`): TLSv1.0 to TLSv1.3, not older than SSL_MIN_VERSION.",
 	},
 	{
-		Kind: EnvVar, Name: "SSL_MIN_VERSION", Default: "`TLSv1.2`", Status: NotSupported, OperatorSets: true,
-		Note: "Least TLS version of the listeners (from the TLS security profile). Not implemented: haroute always requires TLS 1.2, the stock default, so a profile asking for TLS 1.3 only is not honoured.",
+		Kind: EnvVar, Name: "SSL_MIN_VERSION", Default: "`TLSv1.2`", Status: Supported, OperatorSets: true,
+		Note: "Oldest TLS version of the TLS listeners (`ssl-min-ver`): TLSv1.0 to TLSv1.3; anything else is refused at start.",
 	},
 	{
 		Kind: EnvVar, Name: "STATS_PASSWORD", Default: "unset", Status: Supported,
@@ -571,8 +578,9 @@ var rows = []Row{
 		Note: "No sticky-session cookie for the Route.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/h1-adjust-case", Default: "`false`", Status: NotSupported,
-		Note: "Applies ROUTER_H1_CASE_ADJUST's header-name case to the requests sent to the Route's servers. Not implemented, as that variable is not.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/h1-adjust-case", Default: "`false`", Status: Supported,
+		Note: "`true`: the request headers named in ROUTER_H1_CASE_ADJUST reach this Route's HTTP/1 servers with that case (`option h1-case-adjust-bogus-server`); only when ROUTER_H1_CASE_ADJUST is set. " +
+			"An invalid value is ignored with a warning. Changing it changes the backend's options: a reload, like the other per-Route options.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/hsts_header", Default: "unset", Status: Supported,
@@ -674,9 +682,8 @@ var rows = []Row{
 		Note: "Endpoint port, by name or number; haroute rejects a value that can match no port.",
 	},
 	{
-		Kind: RouteField, Name: "spec.subdomain", Default: "none", Status: NotSupported,
-		Note: "With ROUTER_DOMAIN, the host `<subdomain>.<domain>` for a Route without `spec.host`. " +
-			"Not implemented: such a Route gets ROUTER_SUBDOMAIN's host, or is rejected without it.",
+		Kind: RouteField, Name: "spec.subdomain", Default: "none", Status: Supported,
+		Note: "Host `<subdomain>.<ROUTER_DOMAIN>` for a Route without `spec.host` (ROUTER_SUBDOMAIN's template applies after it, as in OpenShift).",
 	},
 	{
 		Kind: RouteField, Name: "spec.tls.caCertificate", Default: "none", Status: Supported,

@@ -2,16 +2,18 @@
 // files under mapping/testdata/cases into a mapping.Input and mapping.Options.
 //
 // A case file is multi-document YAML of Routes, Services, EndpointSlices, Namespaces and Secrets. Its
-// optional first line sets OpenShift environment variables for the case:
+// optional first lines set OpenShift environment variables for the case:
 //
 //	# env: ROUTER_ALLOW_WILDCARD_ROUTES=true ROUTER_SUBDOMAIN=${name}-${namespace}.apps.example.com
+//	# env: ROUTER_COMPRESSION_MIME="text/html \"text/css; charset=utf-8\""
 //
-// Values carry no spaces. Every case allows loopback endpoints (cases use 127.0.0.x addresses).
+// A value that holds spaces or quotes is Go-quoted. Every case allows loopback endpoints (cases use
+// 127.0.0.x addresses).
 package mappingtest
 
 import (
-	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/haroute/haroute/mapping"
@@ -40,25 +42,38 @@ func ParseCase(data []byte, source string) (mapping.Input, mapping.Options, erro
 	return in, opts, nil
 }
 
-// ParseEnvLine returns the variables of a case's "# env: NAME=value ..." first line (none when the
-// first line is something else). A malformed or repeated assignment is an error.
+// ParseEnvLine returns the variables of a case's leading "# env: NAME=value ..." lines (none when the
+// first line is something else). A value starting with a double quote is a Go-quoted string. A
+// malformed or repeated assignment is an error.
 func ParseEnvLine(data []byte) (map[string]string, error) {
-	first, _, _ := bytes.Cut(data, []byte("\n"))
-	line := strings.TrimRight(string(first), "\r")
-	rest, ok := strings.CutPrefix(line, envPrefix)
-	if !ok {
-		return map[string]string{}, nil
-	}
 	env := map[string]string{}
-	for _, field := range strings.Fields(rest) {
-		name, value, ok := strings.Cut(field, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("env line: %q is not NAME=value", field)
+	for _, raw := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimRight(raw, "\r"), envPrefix)
+		if !ok {
+			break
 		}
-		if _, dup := env[name]; dup {
-			return nil, fmt.Errorf("env line: %s is set twice", name)
+		for rest = strings.TrimLeft(rest, " \t"); rest != ""; rest = strings.TrimLeft(rest, " \t") {
+			name, after, ok := strings.Cut(rest, "=")
+			if !ok || name == "" || strings.ContainsAny(name, " \t") {
+				field, _, _ := strings.Cut(rest, " ")
+				return nil, fmt.Errorf("env line: %q is not NAME=value", field)
+			}
+			var value string
+			if strings.HasPrefix(after, `"`) {
+				q, err := strconv.QuotedPrefix(after)
+				if err != nil {
+					return nil, fmt.Errorf("env line: %s: malformed quoted value", name)
+				}
+				value, _ = strconv.Unquote(q)
+				rest = after[len(q):]
+			} else {
+				value, rest, _ = strings.Cut(after, " ")
+			}
+			if _, dup := env[name]; dup {
+				return nil, fmt.Errorf("env line: %s is set twice", name)
+			}
+			env[name] = value
 		}
-		env[name] = value
 	}
 	return env, nil
 }

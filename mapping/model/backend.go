@@ -86,6 +86,9 @@ type Backend struct {
 	HSTS string `json:"hsts,omitempty" yaml:"hsts,omitempty"`
 	// RewriteTarget rewrites the Route's path prefix (PathPrefix) to Target.
 	Rewrite *Rewrite `json:"rewrite,omitempty" yaml:"rewrite,omitempty"`
+	// CaseAdjustServer sends the request headers of ROUTER_H1_CASE_ADJUST to this backend's HTTP/1
+	// servers with their adjusted case (haproxy.router.openshift.io/h1-adjust-case).
+	CaseAdjustServer bool `json:"caseAdjustServer,omitempty" yaml:"caseAdjustServer,omitempty"`
 	// ServerMaxConn limits concurrent connections per server (0: no limit).
 	ServerMaxConn int `json:"serverMaxConn,omitempty" yaml:"serverMaxConn,omitempty"`
 	// TLS, for reencrypt backends, says how servers are verified.

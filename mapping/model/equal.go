@@ -17,7 +17,7 @@ func (b *Backend) Equal(o *Backend) bool {
 		b.Spare == o.Spare && b.Retired == o.Retired && b.Balance == o.Balance &&
 		b.TimeoutServer == o.TimeoutServer && b.TimeoutTunnel == o.TimeoutTunnel &&
 		b.CheckInterval == o.CheckInterval && b.ForwardedHeaders == o.ForwardedHeaders &&
-		b.HSTS == o.HSTS && b.ServerMaxConn == o.ServerMaxConn &&
+		b.HSTS == o.HSTS && b.ServerMaxConn == o.ServerMaxConn && b.CaseAdjustServer == o.CaseAdjustServer &&
 		equalPtr(b.Cookie, o.Cookie) && equalPtr(b.RateLimit, o.RateLimit) &&
 		equalPtr(b.Rewrite, o.Rewrite) && equalPtr(b.TLS, o.TLS) &&
 		slices.Equal(b.Allowlist, o.Allowlist) && slices.Equal(b.Servers, o.Servers)

@@ -19,6 +19,9 @@ type Config struct {
 	// Routes records, per admitted Route, which backend, map entries and certificate it produced.
 	// It is bookkeeping for `explain` and status; it does not change what is rendered.
 	Routes []RouteInfo `json:"routes,omitempty" yaml:"routes,omitempty"`
+	// Listener holds the router-wide TLS files of the terminating listeners (default certificate,
+	// client CA and CRLs), which change at runtime.
+	Listener ListenerFiles `json:"listener,omitzero" yaml:"listener,omitempty"`
 }
 
 // Frontend is one listener of the fixed OpenShift layout.
@@ -27,8 +30,12 @@ type Frontend struct {
 	Name string `json:"name" yaml:"name"`
 	// Mode is http or tcp.
 	Mode Mode `json:"mode" yaml:"mode"`
-	// Bind is the listening address: ":80", "127.0.0.1:8080", or "unix@<relative socket path>".
+	// Bind is the listening address: ":80", "127.0.0.1:8080", or "unix@<relative socket path>";
+	// empty when the frontend listens on IPv6 only.
 	Bind string `json:"bind" yaml:"bind"`
+	// BindV6 is the address of an IPv6-only listener (HAProxy's v6only), e.g. ":::80"; empty for
+	// none.
+	BindV6 string `json:"bindV6,omitempty" yaml:"bindV6,omitempty"`
 }
 
 // Mode is an HAProxy proxy mode.

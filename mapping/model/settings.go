@@ -46,6 +46,14 @@ type Settings struct {
 	HardStopAfter string `json:"hardStopAfter,omitempty" yaml:"hardStopAfter,omitempty"`
 	// AccessLog is the syslog access log; its zero value (no address) is none.
 	AccessLog AccessLog `json:"accessLog,omitzero" yaml:"accessLog,omitempty"`
+	// TLS is the TLS profile of the TLS-terminating listeners; its zero value renders HAProxy's
+	// defaults.
+	TLS TLSProfile `json:"tls,omitzero" yaml:"tls,omitempty"`
+	// HTTP holds the router-wide HTTP and listener options; its zero value is HAProxy's behaviour.
+	HTTP HTTPOptions `json:"http,omitzero" yaml:"http,omitempty"`
+	// ClientTLS is mutual TLS on the terminating listeners; its zero value asks for no client
+	// certificate.
+	ClientTLS ClientTLS `json:"clientTLS,omitzero" yaml:"clientTLS,omitempty"`
 }
 
 // Timeouts are HAProxy durations with units, e.g. "5s".

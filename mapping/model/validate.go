@@ -91,6 +91,12 @@ func (c *Config) ValidateSettings() error {
 	if c.Settings.HTTPPort < 0 || c.Settings.HTTPPort > 65535 || c.Settings.HTTPSPort < 0 || c.Settings.HTTPSPort > 65535 {
 		add("settings: ports must be in 0-65535")
 	}
+	if err := c.Settings.ClientTLS.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("settings: %w", err))
+	}
+	if err := c.Listener.Validate(c.Settings.ClientTLS); err != nil {
+		errs = append(errs, fmt.Errorf("listener files: %w", err))
+	}
 	seenFE := map[string]bool{}
 	for _, f := range c.Frontends {
 		if !ValidName(f.Name) || seenFE[f.Name] {
@@ -100,8 +106,8 @@ func (c *Config) ValidateSettings() error {
 		if f.Mode != ModeHTTP && f.Mode != ModeTCP {
 			add("frontend %q: invalid mode %q", f.Name, f.Mode)
 		}
-		if f.Bind == "" || strings.ContainsAny(f.Bind, " \t\r\n") {
-			add("frontend %q: invalid bind %q", f.Name, f.Bind)
+		if (f.Bind == "" && f.BindV6 == "") || strings.ContainsAny(f.Bind+f.BindV6, " \t\r\n") {
+			add("frontend %q: invalid bind %q (IPv6 %q)", f.Name, f.Bind, f.BindV6)
 		}
 	}
 	return errors.Join(errs...)

@@ -50,6 +50,7 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 	}
 	reasons := settingsReasons(&applied.Settings, &desired.Settings)
 	reasons = append(reasons, frontendReasons(applied.Frontends, desired.Frontends)...)
+	reasons = append(reasons, listenerReasons(&applied.Listener, &desired.Listener)...)
 	var m matching
 	if len(reasons) == 0 {
 		m = matchBackends(applied, desired)
@@ -69,6 +70,7 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 		Certificates: desired.Certificates,
 		CAFiles:      desired.CAFiles,
 		Routes:       renameRoutes(desired.Routes, m.rename),
+		Listener:     desired.Listener,
 	}
 	ops, err := Diff(applied, next)
 	if err != nil {
@@ -134,6 +136,15 @@ func settingsReasons(a, b *model.Settings) []Reason {
 	return out
 }
 
+// frontendText describes a frontend for a reason's detail: name, mode and listening addresses.
+func frontendText(f model.Frontend) string {
+	s := fmt.Sprintf("%s %s %s", f.Name, f.Mode, f.Bind)
+	if f.BindV6 != "" {
+		s += " (IPv6 " + f.BindV6 + ")"
+	}
+	return s
+}
+
 // frontendReasons returns a FrontendChanged reason per frontend added, removed, changed or moved.
 func frontendReasons(a, b []model.Frontend) []Reason {
 	if reflect.DeepEqual(a, b) {
@@ -147,7 +158,7 @@ func frontendReasons(a, b []model.Frontend) []Reason {
 		case i >= len(b):
 			out = append(out, Reason{Kind: FrontendChanged, Subject: a[i].Name, Detail: "removed"})
 		case a[i] != b[i]:
-			out = append(out, Reason{Kind: FrontendChanged, Subject: b[i].Name, Detail: fmt.Sprintf("%s %s %s → %s %s %s", a[i].Name, a[i].Mode, a[i].Bind, b[i].Name, b[i].Mode, b[i].Bind)})
+			out = append(out, Reason{Kind: FrontendChanged, Subject: b[i].Name, Detail: frontendText(a[i]) + " → " + frontendText(b[i])})
 		}
 	}
 	return out

@@ -18,7 +18,7 @@ const maxDeltaShare = 8
 // did not change (mapping.Translator hands on unchanged backends and lists as they are).
 //
 // It returns ok=false, and the caller plans with ComputeWith, unless:
-//   - the settings and frontends of applied and desired are equal;
+//   - the settings, frontends and listener files of applied and desired are equal;
 //   - desired's map files, Routes, certificates and CA files are the very same lists as base's;
 //   - desired and base have the same backends by name, and the ones that differ (Equal) or are
 //     dirty are few, are served by applied under their own name (no spare, not retired, same
@@ -31,7 +31,8 @@ func ComputeDelta(applied, base, desired *model.Config, dirty map[string]bool, o
 	if applied == nil || base == nil || desired == nil || len(desired.Backends) != len(base.Backends) {
 		return Plan{}, false
 	}
-	if len(settingsReasons(&applied.Settings, &desired.Settings)) > 0 || len(frontendReasons(applied.Frontends, desired.Frontends)) > 0 {
+	if len(settingsReasons(&applied.Settings, &desired.Settings)) > 0 || len(frontendReasons(applied.Frontends, desired.Frontends)) > 0 ||
+		applied.Listener != desired.Listener {
 		return Plan{}, false
 	}
 	if !same(desired.Maps, base.Maps) || !same(desired.Routes, base.Routes) ||
@@ -88,6 +89,7 @@ func ComputeDelta(applied, base, desired *model.Config, dirty map[string]bool, o
 		Certificates: desired.Certificates,
 		CAFiles:      desired.CAFiles,
 		Routes:       applied.Routes,
+		Listener:     applied.Listener,
 	}
 	if o.Refill {
 		if reasons := refillReasons(next.Backends, &desired.Settings, o.PoolSizes); len(reasons) > 0 {

@@ -21,6 +21,9 @@ import (
 //
 // The operations come in this order, each group sorted by name:
 //
+//  0. Listener files (model.ListenerFiles) whose content changed: SetListenerFile, the default
+//     certificate, then the client CRLs. One that appears or goes, and a changed client CA bundle,
+//     are reloads (ListenerChanged); Diff leaves them alone.
 //  1. CA files: SetCAFile (New when from lacks it) for new or changed bundles, so that servers
 //     added below can verify with them.
 //  2. Certificates: SetCertificate (New when from lacks it) for new or changed PEM; then the crt-list:
@@ -52,7 +55,7 @@ func Diff(from, to *model.Config) ([]Op, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
-	var ops []Op
+	ops := listenerOps(&from.Listener, &to.Listener)
 	caAdds, caDels := caOps(from.CAFiles, to.CAFiles)
 	certAdds, certDels := certOps(from.Certificates, to.Certificates)
 	serverOps, lateRemovals := serversOps(from.Backends, to.Backends)

@@ -265,6 +265,8 @@ func reasonKinds(p plan.Plan) []plan.ReasonKind {
 func opPhase(op plan.Op, next *model.Config, removedCert map[string]bool) int {
 	routed := func(backend string) bool { b := next.Backend(backend); return b != nil && b.Route != "" }
 	switch o := op.(type) {
+	case plan.SetListenerFile:
+		return 1
 	case plan.SetCAFile:
 		return 1
 	case plan.SetCertificate:

@@ -40,6 +40,7 @@ func optionNames(a, b *model.Backend) []string {
 	diff("hsts", a.HSTS != b.HSTS)
 	diff("rewrite", !equalPtr(a.Rewrite, b.Rewrite))
 	diff("serverMaxConn", a.ServerMaxConn != b.ServerMaxConn)
+	diff("caseAdjustServer", a.CaseAdjustServer != b.CaseAdjustServer)
 	diff("tls", !equalPtr(a.TLS, b.TLS))
 	return out
 }
@@ -50,6 +51,7 @@ func sameOptions(a, b *model.Backend) bool {
 	return a.Kind == b.Kind && a.Mode == b.Mode && a.Balance == b.Balance &&
 		a.TimeoutServer == b.TimeoutServer && a.TimeoutTunnel == b.TimeoutTunnel &&
 		a.CheckInterval == b.CheckInterval && a.HSTS == b.HSTS && a.ServerMaxConn == b.ServerMaxConn &&
+		a.CaseAdjustServer == b.CaseAdjustServer &&
 		slices.Equal(a.Allowlist, b.Allowlist) && equalPtr(a.RateLimit, b.RateLimit) &&
 		equalPtr(a.Rewrite, b.Rewrite) && equalPtr(a.TLS, b.TLS) &&
 		(a.Cookie == b.Cookie || sameCookie(a, b))

@@ -125,11 +125,24 @@ func TestOrderCertificatesBeforeMaps(t *testing.T) {
 	before(t, del.Ops, "map deletes before the crt-list line goes", isMapOp, isType[plan.DelCrtListEntry])
 	before(t, del.Ops, "crt-list line before the certificate", isType[plan.DelCrtListEntry], isType[plan.DelCertificate])
 
-	// Rotation is one SetCertificate, nothing else.
+	// Rotation is one SetCertificate. Here the new certificate is the one Route app/edge serves too:
+	// a shared certificate offers no HTTP/2 (OpenShift's rule), so both crt-list lines are replaced
+	// without h2, after the certificate is stored.
 	rot := runtimePlan(t, withRoute(in, r), withRoute(in, newRoute("app", "tls", "tls.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationEdge, ""), withCert(c.example))))
-	if len(rot.Ops) != 1 || rot.Ops[0].(plan.SetCertificate).New {
-		t.Fatalf("rotation: want one SetCertificate:\n%s", opsText(rot.Ops))
+	if len(rot.Ops) != 5 || rot.Ops[0].(plan.SetCertificate).New {
+		t.Fatalf("rotation: want one SetCertificate and two crt-list lines replaced:\n%s", opsText(rot.Ops))
+	}
+	for _, op := range rot.Ops[1:] {
+		if a, ok := op.(plan.AddCrtListEntry); ok && a.Cert.ALPN != "" {
+			t.Fatalf("rotation to a shared certificate: %s still offers %s", a.Cert.Name, a.Cert.ALPN)
+		}
+	}
+	// Rotated back to a certificate of its own, the Route offers HTTP/2 again, and so does app/edge.
+	back := runtimePlan(t, withRoute(in, newRoute("app", "tls", "tls.example.com", 10, withService("s-extra"),
+		withTLS(routev1.TLSTerminationEdge, ""), withCert(c.example))), withRoute(in, r))
+	if len(back.Ops) != 5 {
+		t.Fatalf("rotation to an unshared certificate: want one SetCertificate and two crt-list lines replaced:\n%s", opsText(back.Ops))
 	}
 	// A host change moves the SNI filter: del + add of the crt-list line, before the map changes.
 	sni := runtimePlan(t, withRoute(in, r), withRoute(in, newRoute("app", "tls", "tls2.example.com", 10, withService("s-extra"),

@@ -92,7 +92,12 @@ func checkQuotedPath(what, s string) error {
 func checkGlobal(cfg *model.Config) error {
 	errs := []error{checkSettings(&cfg.Settings)}
 	for _, f := range cfg.Frontends {
-		errs = append(errs, checkWord(fmt.Sprintf("frontend %q: bind", f.Name), f.Bind))
+		if f.Bind != "" || f.BindV6 == "" {
+			errs = append(errs, checkWord(fmt.Sprintf("frontend %q: bind", f.Name), f.Bind))
+		}
+		if f.BindV6 != "" {
+			errs = append(errs, checkWord(fmt.Sprintf("frontend %q: IPv6 bind", f.Name), f.BindV6))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -125,6 +130,8 @@ func checkSettings(s *model.Settings) error {
 		add(checkForwarded(s.ForwardedHeaders))
 	}
 	add(s.AccessLog.Validate())
+	add(s.TLS.Validate())
+	add(s.HTTP.Validate())
 	if s.DefaultCertificate != "" && !model.ValidFileName(s.DefaultCertificate) {
 		add(fmt.Errorf("default certificate %q: invalid file name", s.DefaultCertificate))
 	}

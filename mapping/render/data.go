@@ -16,11 +16,21 @@ const (
 	runDir          = "run"
 	configFile      = "haproxy.cfg"
 	defaultCertFile = "default_pub_keys.pem"
+	clientCAFile    = "client-ca.pem"
+	clientCRLFile   = "client-crl.pem"
+	errorPage503    = "error-page-503.http"
+	errorPage404    = "error-page-404.http"
 	adminSocketFile = "haproxy.sock"
 	sniSocketFile   = "haproxy-sni.sock"
 	noSNISocketFile = "haproxy-no-sni.sock"
 	statsSocketFile = "stats.sock"
 	unixPrefix      = "unix@"
+)
+
+// The error pages' files, relative to the HAProxy directory.
+const (
+	ErrorPage503File = confDir + "/" + errorPage503
+	ErrorPage404File = confDir + "/" + errorPage404
 )
 
 // standardMaps are the map files the default layout always references; they are rendered (empty if
@@ -70,6 +80,14 @@ type Paths struct {
 	// DefaultCertificate is served when no crt-list entry matches: Dir/conf/<Settings.DefaultCertificate>
 	// (default_pub_keys.pem when the setting is empty).
 	DefaultCertificate string
+	// ClientCA and ClientCRL are the client CA bundle and its CRLs for mutual TLS
+	// (Dir/conf/client-ca.pem, Dir/conf/client-crl.pem), rendered from the model's listener files.
+	ClientCA  string
+	ClientCRL string
+	// ErrorPage503 and ErrorPage404 are the pages HAProxy answers with when no Route matches or a
+	// Route has no server (Dir/conf/error-page-503.http, Dir/conf/error-page-404.http).
+	ErrorPage503 string
+	ErrorPage404 string
 	// CertDir (Dir/router/certs) holds the Routes' certificates, CADir (Dir/router/cacerts) the CA
 	// bundles that verify reencrypt backends.
 	CertDir string
@@ -116,6 +134,10 @@ func newData(cfg *model.Config, dir string) (*Data, error) {
 		WildcardDomainMap:  path.Join(conf, model.MapWildcardDomain),
 		CertList:           path.Join(conf, model.CertList),
 		DefaultCertificate: path.Join(conf, defCert),
+		ClientCA:           path.Join(conf, clientCAFile),
+		ClientCRL:          path.Join(conf, clientCRLFile),
+		ErrorPage503:       path.Join(conf, errorPage503),
+		ErrorPage404:       path.Join(conf, errorPage404),
 		CertDir:            path.Join(dir, certDir),
 		CADir:              path.Join(dir, caDir),
 		RunDir:             path.Join(dir, runDir),

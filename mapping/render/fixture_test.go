@@ -138,6 +138,8 @@ func (f *fixture) model(t testing.TB) *model.Config {
 			},
 			CheckInterval: "5000ms", ForwardedHeaders: "append", DefaultCertificate: "default_pub_keys.pem",
 			BufSize: 32768, HardStopAfter: "1h",
+			TLS:  model.TLSProfile{MinVersion: "TLSv1.2", Ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256", DHParamBits: 2048},
+			HTTP: model.HTTPOptions{MaxRewrite: 8192, StripClientSSLHeaders: true, IPMode: model.IPModeV4},
 		},
 		Frontends: []model.Frontend{
 			{Name: model.FrontendPublic, Mode: model.ModeHTTP, Bind: fmt.Sprintf("127.0.0.1:%d", f.httpPort)},

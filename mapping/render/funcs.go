@@ -57,7 +57,7 @@ func newFuncsFor(data *Data, env func(string) string, certs, cas map[string]bool
 // funcMap returns the functions available to templates. The OpenShift-compatible ones keep the
 // meaning of OpenShift's documented template functions.
 func (f *funcs) funcMap() template.FuncMap {
-	return template.FuncMap{
+	m := template.FuncMap{
 		// OpenShift-compatible.
 		"env":                        f.envFunc,
 		"matchPattern":               matchPattern,
@@ -85,6 +85,10 @@ func (f *funcs) funcMap() template.FuncMap {
 		"word":               word,
 		"fail":               fail,
 	}
+	for name, fn := range f.listenerFuncs() {
+		m[name] = fn
+	}
+	return m
 }
 
 var errNoRender = errors.New("template function used outside of Render")
@@ -303,6 +307,10 @@ func (f *funcs) serverLine(b model.Backend, s model.Server) (string, error) {
 			return "", fmt.Errorf("server %q: %w", s.Name, err)
 		}
 		fmt.Fprintf(&sb, " ssl verify required ca-file %s verifyhost %s sni str(%s)", ca, s.VerifyHost, s.VerifyHost)
+		// As OpenShift: reencrypt backends are offered HTTP/2 unless it is disabled router-wide.
+		if f.data != nil && !f.data.Config.Settings.HTTP.DisableHTTP2 {
+			sb.WriteString(" alpn h2,http/1.1")
+		}
 	}
 	switch s.State {
 	case model.StateReady:

@@ -38,6 +38,14 @@
 //	quoteLogFormat FORMAT         FORMAT in single quotes, or an error unless model.CheckLogFormat
 //	                              accepts it (a log-format line's argument)
 //	word S                        S, or an error if S cannot stand unquoted in haproxy.cfg
+//	publicBinds FRONTEND          what follows "bind" on each listener of public or public_ssl
+//	tlsBind FRONTEND SNI          .Line: the bind of fe_sni (SNI true) or fe_no_sni after "bind":
+//	                              address, ssl, strict-sni, default certificate, crt-list, accept-proxy
+//	headerActions ENCODED         the model.HeaderAction list of HTTPOptions.RequestHeaders/ResponseHeaders
+//	quoteHeaderValue V            V in single quotes, a single quote inside escaped
+//	mimeTypes TYPES               TYPES for "compression type" (a type with a space double-quoted)
+//	clientSSLHeaders              the X-SSL* request headers that describe a client certificate
+//	lower S                       S in lower case
 //	fail MESSAGE                  stop rendering with MESSAGE as the error
 //
 // Before any template runs, Render validates the model (model.Config.Validate) and checks every value
@@ -61,6 +69,15 @@ import (
 //go:embed haproxy.cfg.tmpl
 var defaultTemplateText string
 
+// The error pages HAProxy answers with when no Route matches a request (503, or 404 with
+// ROUTER_ERRORFILE_404) or a Route has no server (503), unless Options give others.
+var (
+	//go:embed error-page-503.http
+	defaultErrorPage503 []byte
+	//go:embed error-page-404.http
+	defaultErrorPage404 []byte
+)
+
 // File is one rendered file; Path is relative to the HAProxy directory (e.g. "conf/haproxy.cfg").
 type File struct {
 	Path string
@@ -76,6 +93,11 @@ type Options struct {
 	Template *Template
 	// DefaultCertificatePEM is served when no Route certificate matches the SNI (required).
 	DefaultCertificatePEM []byte
+	// ErrorPage503 and ErrorPage404 are the raw HTTP responses (status line, headers, body) HAProxy
+	// sends instead of its own 503 and 404 pages (ROUTER_ERRORFILE_503, ROUTER_ERRORFILE_404); nil
+	// gives haroute's "Application is not available" page and a plain 404 page.
+	ErrorPage503 []byte
+	ErrorPage404 []byte
 	// Env backs the `env` template function of custom templates; nil reads as empty.
 	Env func(string) string
 }
@@ -124,6 +146,39 @@ func checkDir(dir string) (string, error) {
 	}
 	return path.Clean(dir), nil
 }
+
+// CheckErrorPage returns an error unless HAProxy can load page as an errorfile: an HTTP/1.0 or
+// HTTP/1.1 response whose headers end with an empty line, at most MaxErrorPage bytes, without NUL
+// bytes.
+func CheckErrorPage(page []byte) error {
+	switch {
+	case len(page) > MaxErrorPage:
+		return fmt.Errorf("%d bytes, at most %d (it must fit in one HAProxy buffer)", len(page), MaxErrorPage)
+	case !bytes.HasPrefix(page, []byte("HTTP/1.0 ")) && !bytes.HasPrefix(page, []byte("HTTP/1.1 ")):
+		return errors.New("does not start with an HTTP/1.0 or HTTP/1.1 status line")
+	case !bytes.Contains(page, []byte("\n\n")) && !bytes.Contains(page, []byte("\r\n\r\n")):
+		return errors.New("no empty line ends the headers")
+	case bytes.IndexByte(page, 0) >= 0:
+		return errors.New("contains a NUL byte")
+	}
+	return nil
+}
+
+// errorPage returns page, or def when page is nil, after CheckErrorPage.
+func errorPage(what string, page, def []byte) ([]byte, error) {
+	if page == nil {
+		return def, nil
+	}
+	if err := CheckErrorPage(page); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return page, nil
+}
+
+// MaxErrorPage bounds an error page: HAProxy loads it into one buffer (tune.bufsize, at least 16384
+// bytes here). A page longer than the buffer less the header rewrite space (tune.maxrewrite) loads
+// with a warning; the default template runs no http-after-response rule, which that space serves.
+const MaxErrorPage = 16000
 
 // cleanDefaultCertificate removes blank lines from the default certificate (a blank line would end a
 // runtime payload early) and ends it with a newline.

@@ -75,7 +75,7 @@ func TestRenderFiles(t *testing.T) {
 		paths = append(paths, p)
 	}
 	want := []string{
-		"conf/cert_config.map", "conf/default_pub_keys.pem", "conf/haproxy.cfg",
+		"conf/cert_config.map", "conf/default_pub_keys.pem", "conf/haproxy.cfg", ErrorPage503File, ErrorPage404File,
 		"conf/os_edge_reencrypt_be.map", "conf/os_http_be.map", "conf/os_route_http_redirect.map",
 		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map",
 		"router/cacerts/ns2:re.pem", "router/certs/ns1:edge.pem", "router/certs/ns1:wild.pem",
@@ -144,7 +144,8 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		"  maxconn 2000", "  nbthread 2",
 		"  stats socket /srv/haproxy/run/haproxy.sock mode 600 level admin expose-fd listeners",
 		"  stats timeout 2m", "  tune.bufsize 32768", "  tune.maxrewrite 8192",
-		"  ssl-default-bind-options ssl-min-ver TLSv1.2", "  hard-stop-after 1h",
+		"  ssl-default-bind-options ssl-min-ver TLSv1.2", "  hard-stop-after 1h", "  tune.ssl.default-dh-param 2048",
+		"  ssl-default-bind-ciphers ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256",
 	} {
 		if !hasLine(global, line) {
 			t.Errorf("global lacks %q:\n%s", line, global)
@@ -196,10 +197,12 @@ func TestRenderDefaultTemplate(t *testing.T) {
 			"  use_backend be_sni if { var(txn.sni) -m found }", "  default_backend be_no_sni",
 		},
 		"frontend fe_sni": {
-			"  bind unix@/srv/haproxy/run/haproxy-sni.sock mode 600 ssl crt /srv/haproxy/conf/default_pub_keys.pem crt-list /srv/haproxy/conf/cert_config.map accept-proxy alpn h2,http/1.1",
+			"  bind unix@/srv/haproxy/run/haproxy-sni.sock mode 600 ssl crt /srv/haproxy/conf/default_pub_keys.pem crt-list /srv/haproxy/conf/cert_config.map accept-proxy no-alpn",
+			"  bind unix@/srv/haproxy/run/haproxy-sni.sock mode 600 ssl crt /srv/haproxy/conf/default_pub_keys.pem crt-list /srv/haproxy/conf/cert_config.map accept-proxy",
 			"  http-request set-var(txn.be) var(txn.xkey),map_str(/srv/haproxy/conf/os_edge_reencrypt_be.map)",
 		},
 		"frontend fe_no_sni": {
+			"  bind unix@/srv/haproxy/run/haproxy-no-sni.sock mode 600 ssl crt /srv/haproxy/conf/default_pub_keys.pem accept-proxy no-alpn",
 			"  bind unix@/srv/haproxy/run/haproxy-no-sni.sock mode 600 ssl crt /srv/haproxy/conf/default_pub_keys.pem accept-proxy",
 		},
 		"backend be_sni":    {"  mode tcp", "  server fe_sni unix@/srv/haproxy/run/haproxy-sni.sock weight 1 send-proxy"},
@@ -222,7 +225,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		"backend be_http:ns1:wild":  {"  balance source", "  hash-type consistent"},
 		"backend be_http:ns1:never": {`  http-request replace-path '^/n(.*)$' '/m\1'`},
 		"backend be_secure:ns2:re-default": {
-			"  server pod:rd-1:svc:https:127.0.0.9:2 127.0.0.9:2 id 734883 weight 256 check inter 5000ms ssl verify required ca-file /etc/haroute/default-ca.pem verifyhost svc.ns2.svc sni str(svc.ns2.svc)",
+			"  server pod:rd-1:svc:https:127.0.0.9:2 127.0.0.9:2 id 734883 weight 256 check inter 5000ms ssl verify required ca-file /etc/haroute/default-ca.pem verifyhost svc.ns2.svc sni str(svc.ns2.svc) alpn h2,http/1.1",
 		},
 		"backend be_tcp:ns3:pass": {
 			"  mode tcp", "  balance source", "  hash-type consistent", "  timeout tunnel 30m",
@@ -231,6 +234,9 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		},
 		"backend be_tcp:ns3:pass6":  {"  server pod:pass6-1:svc:https:::1:5 [::1]:5 id 775271 weight 128 check inter 5000ms"},
 		"backend openshift_default": {"  mode http"},
+		"defaults": {
+			"  errorfile 503 /srv/haproxy/conf/error-page-503.http", "  errorfile 404 /srv/haproxy/conf/error-page-404.http",
+		},
 	} {
 		sec := section(t, out, header)
 		for _, line := range lines {

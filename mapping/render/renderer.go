@@ -71,6 +71,11 @@ type Renderer struct {
 	sharded     bool
 	env         func(string) string
 	defaultCert []byte
+	// listenerCert, clientCA and clientCRL hold the last rendered listener files (model.ListenerFiles),
+	// so that an unchanged file keeps its Data.
+	listenerCert, clientCA, clientCRL []byte
+	// errorPage503 and errorPage404 are the error pages written to conf/ (Options, or the defaults).
+	errorPage503, errorPage404 []byte
 
 	ctx    blockContext
 	blocks map[string]*block
@@ -144,7 +149,16 @@ func NewRenderer(opts Options) (*Renderer, error) {
 	if opts.Template != nil && opts.Template.tmpl == nil {
 		return nil, errors.New("render: template not parsed (use ParseTemplate)")
 	}
-	r := &Renderer{dir: dir, tmpl: opts.Template, custom: opts.Template != nil, env: opts.Env, defaultCert: cert}
+	page503, err := errorPage("error page 503", opts.ErrorPage503, defaultErrorPage503)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	page404, err := errorPage("error page 404", opts.ErrorPage404, defaultErrorPage404)
+	if err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	r := &Renderer{dir: dir, tmpl: opts.Template, custom: opts.Template != nil, env: opts.Env, defaultCert: cert,
+		errorPage503: page503, errorPage404: page404}
 	if r.tmpl == nil {
 		if r.tmpl, err = ParseTemplate("haproxy.cfg.tmpl", defaultTemplateText); err != nil {
 			return nil, fmt.Errorf("render: default template: %w", err)
@@ -247,7 +261,15 @@ func (r *Renderer) render(cfg *model.Config) ([]File, error) {
 	files := []File{
 		{Path: path.Join(confDir, configFile), Data: r.main},
 		{Path: path.Join(confDir, model.CertList), Data: r.certs.crtList},
-		{Path: path.Join(confDir, path.Base(data.Paths.DefaultCertificate)), Data: r.defaultCert},
+		{Path: path.Join(confDir, path.Base(data.Paths.DefaultCertificate)), Data: r.defaultCertificate(cfg)},
+		{Path: path.Join(confDir, errorPage503), Data: r.errorPage503},
+		{Path: path.Join(confDir, errorPage404), Data: r.errorPage404},
+	}
+	if l := cfg.Listener; l.ClientCA != "" {
+		files = append(files, File{Path: path.Join(confDir, clientCAFile), Data: r.listenerFile(&r.clientCA, l.ClientCA)})
+		if l.ClientCRL != "" {
+			files = append(files, File{Path: path.Join(confDir, clientCRLFile), Data: r.listenerFile(&r.clientCRL, l.ClientCRL)})
+		}
 	}
 	files = append(files, mapFiles...)
 	if sharded {
@@ -259,7 +281,7 @@ func (r *Renderer) render(cfg *model.Config) ([]File, error) {
 			r.order[i] = blk
 		}
 		r.sweep(len(cfg.Backends))
-		shards, err := r.shardFiles(c, cfg.Backends)
+		shards, err := r.shardFiles(c, data, cfg.Backends)
 		if err != nil {
 			return nil, err
 		}
@@ -370,12 +392,12 @@ func (r *Renderer) sweep(backends int) {
 
 // shardFiles returns the backend files (BackendsDir): DefaultBackendFile and one file per shard that
 // holds backends. Shards whose backends are the same blocks as in the last render keep their Data.
-func (r *Renderer) shardFiles(c *template.Template, backends []*model.Backend) ([]File, error) {
+func (r *Renderer) shardFiles(c *template.Template, data *Data, backends []*model.Backend) ([]File, error) {
 	members := r.members(len(backends))
 	var files []File
 	if c.Lookup("default-backends") != nil {
 		var sb strings.Builder
-		if err := c.ExecuteTemplate(&sb, "default-backends", nil); err != nil {
+		if err := c.ExecuteTemplate(&sb, "default-backends", data); err != nil {
 			return nil, fmt.Errorf("%s: %w", DefaultBackendFile, err)
 		}
 		r.defaultBackends = reuse(r.defaultBackends, []byte(strings.TrimLeft(sb.String(), "\n")+"\n"))
@@ -625,4 +647,23 @@ func Configuration(files []File) []byte {
 		}
 	}
 	return out
+}
+
+// defaultCertificate returns the default certificate of cfg: its listener file, else Options'.
+func (r *Renderer) defaultCertificate(cfg *model.Config) []byte {
+	if pem := cfg.Listener.DefaultCertificate; pem != "" {
+		return r.listenerFile(&r.listenerCert, pem)
+	}
+	return r.defaultCert
+}
+
+// listenerFile returns pem as a file's Data, ending with a newline, reusing *last when it holds the
+// same bytes.
+func (r *Renderer) listenerFile(last *[]byte, pem string) []byte {
+	data := []byte(pem)
+	if !strings.HasSuffix(pem, "\n") {
+		data = append(data, '\n')
+	}
+	*last = reuse(*last, data)
+	return *last
 }

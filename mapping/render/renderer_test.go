@@ -38,7 +38,7 @@ func TestRendererGivesTheSameFiles(t *testing.T) {
 	t.Run("custom template", func(t *testing.T) {
 		// The default template with its backends in haproxy.cfg, as a custom template renders them.
 		custom, err := ParseTemplate("custom", defaultTemplateText+
-			`{{ template "default-backends" }}{{ range $b := .Config.Backends }}{{ backendBlock $b }}{{ end }}`)
+			`{{ template "default-backends" . }}{{ range $b := .Config.Backends }}{{ backendBlock $b }}{{ end }}`)
 		if err != nil {
 			t.Fatal(err)
 		}

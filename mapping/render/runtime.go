@@ -18,6 +18,8 @@ type RuntimePaths struct {
 	MasterSocket string
 	// StatsSocket serves HAProxy's stats page (the default template's "frontend stats").
 	StatsSocket string
+	// DefaultCertificate, ClientCA and ClientCRL are the listener files (model.ListenerFiles).
+	DefaultCertificate, ClientCA, ClientCRL string
 }
 
 // PathsFor returns the runtime paths of a config rendered into dir.
@@ -38,6 +40,10 @@ func PathsFor(cfg *model.Config, dir string) (RuntimePaths, error) {
 		AdminSocket:  d.Paths.AdminSocket,
 		MasterSocket: d.Paths.RunDir + "/master.sock",
 		StatsSocket:  d.Paths.StatsSocket,
+
+		DefaultCertificate: d.Paths.DefaultCertificate,
+		ClientCA:           d.Paths.ClientCA,
+		ClientCRL:          d.Paths.ClientCRL,
 	}, nil
 }
 

@@ -22,9 +22,15 @@ func TestServerSpecMatchesRenderedLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[fd00::1]:8443 id 4242 weight 12 maxconn 7 check inter 2s ssl verify required ca-file /var/lib/haproxy/router/cacerts/ns:r.pem verifyhost svc.ns.svc sni str(svc.ns.svc) " + RuntimeServerDefaults
+	want := "[fd00::1]:8443 id 4242 weight 12 maxconn 7 check inter 2s ssl verify required ca-file /var/lib/haproxy/router/cacerts/ns:r.pem verifyhost svc.ns.svc sni str(svc.ns.svc) alpn h2,http/1.1 " + RuntimeServerDefaults
 	if spec != want {
 		t.Fatalf("spec\n got %q\nwant %q", spec, want)
+	}
+	// With HTTP/2 disabled router-wide, reencrypt servers are not offered h2 either.
+	h1 := *cfg
+	h1.Settings.HTTP.DisableHTTP2 = true
+	if spec, err := ServerSpec(&h1, "/var/lib/haproxy", b, s); err != nil || strings.Contains(spec, "alpn") {
+		t.Fatalf("HTTP/2 disabled: spec %q (err %v) still offers ALPN", spec, err)
 	}
 	d, err := newData(cfg, "/var/lib/haproxy")
 	if err != nil {

@@ -74,6 +74,8 @@ func OpName(op plan.Op) string {
 		return "set_ca_file"
 	case plan.DelCAFile:
 		return "del_ca_file"
+	case plan.SetListenerFile:
+		return "set_listener_file"
 	}
 	return "unknown"
 }
@@ -173,6 +175,8 @@ func (a *applier) apply(ctx context.Context, op plan.Op) error {
 			return err
 		}
 		return socket.DelCAFile(ctx, r, p)
+	case plan.SetListenerFile:
+		return a.setListenerFile(ctx, o)
 	}
 	return fmt.Errorf("unknown operation %T", op)
 }
@@ -213,11 +217,20 @@ func (a *applier) setCAFile(ctx context.Context, o plan.SetCAFile) error {
 	if err != nil {
 		return err
 	}
-	parts, err := a.pemParts(ctx, o.CA.PEM, true)
-	if err != nil {
+	if err := a.setCAFileAt(ctx, p, o.CA.PEM, o.New); err != nil {
 		return fmt.Errorf("CA file %s: %w", o.CA.Name, err)
 	}
-	if o.New {
+	return nil
+}
+
+// setCAFileAt stores pem as the CA file p: new ssl ca-file when isNew, set ssl ca-file with the first
+// part, add ssl ca-file with each further part, commit ssl ca-file; a failure aborts the transaction.
+func (a *applier) setCAFileAt(ctx context.Context, p, pem string, isNew bool) error {
+	parts, err := a.pemParts(ctx, pem, true)
+	if err != nil {
+		return err
+	}
+	if isNew {
 		if err := socket.NewCAFile(ctx, a.r, p); err != nil {
 			return err
 		}
@@ -235,6 +248,49 @@ func (a *applier) setCAFile(ctx context.Context, o plan.SetCAFile) error {
 	}
 	if err != nil {
 		if abortErr := socket.AbortCAFile(ctx, a.r, p); abortErr != nil {
+			return errors.Join(err, fmt.Errorf("abort: %w", abortErr))
+		}
+		return err
+	}
+	return nil
+}
+
+// setListenerFile replaces a listener file HAProxy uses (model.ListenerFiles): the default
+// certificate with set + commit ssl cert, the client CRLs with set + commit ssl crl-file; once a
+// transaction is open, a failure aborts it. (A changed client CA bundle is a reload: see
+// plan.ListenerChanged.)
+func (a *applier) setListenerFile(ctx context.Context, o plan.SetListenerFile) error {
+	switch o.File {
+	case plan.DefaultCertificateFile:
+		if a.paths.DefaultCertificate == "" {
+			return errors.New("no default certificate path")
+		}
+		if _, err := a.pemParts(ctx, o.PEM, false); err != nil {
+			return fmt.Errorf("default certificate: %w", err)
+		}
+		return setAndCommit(ctx, a.r, a.paths.DefaultCertificate, o.PEM, socket.SetCert, socket.CommitCert, socket.AbortCert)
+	case plan.ClientCRLFile:
+		if a.paths.ClientCRL == "" {
+			return errors.New("no client CRL path")
+		}
+		if _, err := a.pemParts(ctx, o.PEM, false); err != nil {
+			return fmt.Errorf("client CRL: %w", err)
+		}
+		return setAndCommit(ctx, a.r, a.paths.ClientCRL, o.PEM, socket.SetCRLFile, socket.CommitCRLFile, socket.AbortCRLFile)
+	}
+	return fmt.Errorf("unknown listener file %q", o.File)
+}
+
+// setAndCommit runs a set + commit transaction on path, aborting it when the commit fails.
+func setAndCommit(ctx context.Context, r socket.Runner, path, pem string,
+	set func(context.Context, socket.Runner, string, string) error,
+	commit, abort func(context.Context, socket.Runner, string) error,
+) error {
+	if err := set(ctx, r, path, pem); err != nil {
+		return err
+	}
+	if err := commit(ctx, r, path); err != nil {
+		if abortErr := abort(ctx, r, path); abortErr != nil {
 			return errors.Join(err, fmt.Errorf("abort: %w", abortErr))
 		}
 		return err

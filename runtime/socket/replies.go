@@ -30,6 +30,8 @@ const (
 	fmtCATxCreated    = "transaction created for CA %s!"
 	fmtCATxUpdated    = "transaction updated for CA %s!"
 	fmtCADeleted      = "CA file '%s' deleted!"
+	fmtCRLTxCreated   = "transaction created for CRL %s!"
+	fmtCRLTxUpdated   = "transaction updated for CRL %s!"
 	fmtCommitted      = "Committing %s\nSuccess!"                   // commit ssl cert / ca-file (+ "." per rebuilt instance)
 	fmtAborted        = "Transaction aborted for certificate '%s'!" // abort ssl cert and abort ssl ca-file
 	fmtCrtListAdded   = "Inserting certificate '%s' in crt-list '%s'.\nSuccess!"

@@ -321,6 +321,40 @@ func DelCAFile(ctx context.Context, r Runner, caPath string) error {
 	return expect(ctx, r, cmd, fmt.Sprintf(fmtCADeleted, caPath))
 }
 
+// SetCRLFile starts or updates the transaction of the CRL file crlPath with pem (blank lines dropped
+// as in SetCert): `set ssl crl-file <path> <<`. HAProxy replaces a CRL file its configuration names
+// only; CommitCRLFile applies it to the binds that use it.
+func SetCRLFile(ctx context.Context, r Runner, crlPath, pem string) error {
+	cmd, err := line("set", "ssl", "crl-file", crlPath)
+	if err != nil {
+		return err
+	}
+	payload, err := pemPayload(pem)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	return expectPayload(ctx, r, cmd, payload,
+		fmt.Sprintf(fmtCRLTxCreated, crlPath), fmt.Sprintf(fmtCRLTxUpdated, crlPath))
+}
+
+// CommitCRLFile commits the transaction of crlPath.
+func CommitCRLFile(ctx context.Context, r Runner, crlPath string) error {
+	cmd, err := line("commit", "ssl", "crl-file", crlPath)
+	if err != nil {
+		return err
+	}
+	return expectCommit(ctx, r, cmd, crlPath)
+}
+
+// AbortCRLFile aborts the transaction of crlPath (ErrNotFound without one).
+func AbortCRLFile(ctx context.Context, r Runner, crlPath string) error {
+	cmd, err := line("abort", "ssl", "crl-file", crlPath)
+	if err != nil {
+		return err
+	}
+	return expect(ctx, r, cmd, fmt.Sprintf(fmtAborted, crlPath))
+}
+
 // ShowInfo returns `show info` as name → value.
 func ShowInfo(ctx context.Context, r Runner) (map[string]string, error) {
 	const cmd = "show info"

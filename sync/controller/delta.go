@@ -25,7 +25,7 @@ func sameConfig(a, b *model.Config) bool {
 			return x.Name == y.Name && slices.Equal(x.Entries, y.Entries)
 		}) &&
 		(same(a.Certificates, b.Certificates) || reflect.DeepEqual(a.Certificates, b.Certificates)) &&
-		slices.Equal(a.CAFiles, b.CAFiles) &&
+		slices.Equal(a.CAFiles, b.CAFiles) && a.Listener == b.Listener &&
 		slices.EqualFunc(a.Backends, b.Backends, (*model.Backend).Equal)
 }
 

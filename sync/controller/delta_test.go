@@ -22,12 +22,14 @@ func TestSameConfig(t *testing.T) {
 		"map entry": func(c *model.Config) {
 			c.Maps[0].Entries = append(c.Maps[0].Entries, model.MapEntry{Key: "k", Value: "v"})
 		},
-		"map name":    func(c *model.Config) { c.Maps[0].Name = "other.map" },
-		"certificate": func(c *model.Config) { c.Certificates[0].SNI[0] = "b.example.com" },
-		"CA file":     func(c *model.Config) { c.CAFiles[0].PEM = "other" },
-		"backend":     func(c *model.Config) { c.Backends[0].Balance = "leastconn" },
-		"server":      func(c *model.Config) { c.Backends[len(c.Backends)-1].Servers[0].Weight++ },
-		"no backends": func(c *model.Config) { c.Backends = nil },
+		"map name":            func(c *model.Config) { c.Maps[0].Name = "other.map" },
+		"certificate":         func(c *model.Config) { c.Certificates[0].SNI[0] = "b.example.com" },
+		"CA file":             func(c *model.Config) { c.CAFiles[0].PEM = "other" },
+		"backend":             func(c *model.Config) { c.Backends[0].Balance = "leastconn" },
+		"server":              func(c *model.Config) { c.Backends[len(c.Backends)-1].Servers[0].Weight++ },
+		"no backends":         func(c *model.Config) { c.Backends = nil },
+		"default certificate": func(c *model.Config) { c.Listener.DefaultCertificate = "rotated" },
+		"client CRL":          func(c *model.Config) { c.Listener.ClientCRL = "crl" },
 	} {
 		c := base.Clone()
 		change(c)

@@ -34,6 +34,8 @@ import (
 //     listed one stored (the model cannot express anything else).
 //   - SetCAFile New needs an absent name, otherwise a present one; DelCAFile needs it present and
 //     used by no server.
+//   - SetListenerFile replaces a listener file that is there (HAProxy only replaces files its
+//     configuration names).
 //
 // applied is not modified. The result is sorted as model.Validate wants.
 func Simulate(applied *model.Config, ops []plan.Op) (*model.Config, error) {
@@ -325,6 +327,20 @@ func (s *simState) tlsOp(op plan.Op) error {
 			}
 		}
 		delete(s.cas, o.CA)
+	case plan.SetListenerFile:
+		l := &s.cfg.Listener
+		dst := map[plan.ListenerFile]*string{
+			plan.DefaultCertificateFile: &l.DefaultCertificate, plan.ClientCRLFile: &l.ClientCRL,
+		}[o.File]
+		switch {
+		case dst == nil:
+			return fmt.Errorf("unknown listener file %q", o.File)
+		case *dst == "":
+			return fmt.Errorf("%s: HAProxy has none to replace", o.File)
+		case o.PEM == "" || model.HasBlankLine(o.PEM):
+			return fmt.Errorf("%s: empty PEM or PEM with a blank line", o.File)
+		}
+		*dst = o.PEM
 	default:
 		return fmt.Errorf("unknown op %T", op)
 	}
@@ -360,10 +376,12 @@ func (s *simState) finish() error {
 
 // RuntimeView returns cfg reduced to what the runtime path owns, for comparing states: every backend
 // by name with its servers (name, address, port, weight, state, verified host; not the Service, which
-// is bookkeeping), the map files, the certificates (with their crt-list SNI filter and ALPN) and the CA
-// files. Empty collections are empty slices, never nil, so equal views are reflect.DeepEqual.
+// is bookkeeping), the map files, the certificates (with their crt-list SNI filter and ALPN), the CA
+// files and the listener files. Empty collections are empty slices, never nil, so equal views are
+// reflect.DeepEqual.
 func RuntimeView(cfg *model.Config) *model.Config {
 	out := &model.Config{
+		Listener:     cfg.Listener,
 		Backends:     make([]*model.Backend, len(cfg.Backends)),
 		Maps:         make([]model.MapFile, len(cfg.Maps)),
 		Certificates: make([]model.Certificate, len(cfg.Certificates)),
