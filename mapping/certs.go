@@ -75,7 +75,12 @@ func (t *translator) routeTLS(a *admission) (routeTLS, *rejection) {
 
 	var out routeTLS
 	certPEM, keyPEM := []byte(tls.Certificate), []byte(tls.Key)
-	if tls.ExternalCertificate != nil {
+	switch {
+	case tls.ExternalCertificate != nil && !t.opts.ExternalCertificates:
+		// As OpenShift with ROUTER_ENABLE_EXTERNAL_CERTIFICATE=false: the field is not looked at.
+		a.warn(ReasonExternalCertificateIgnored, fmt.Sprintf("spec.tls.externalCertificate (secret %s) is ignored: ROUTER_ENABLE_EXTERNAL_CERTIFICATE is false",
+			quoteShort(tls.ExternalCertificate.Name)))
+	case tls.ExternalCertificate != nil:
 		if tls.Certificate != "" || tls.Key != "" {
 			return failed("spec.tls.externalCertificate and spec.tls.certificate/key are mutually exclusive")
 		}

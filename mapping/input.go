@@ -57,6 +57,9 @@ const (
 	ReasonCertificateNotServed = "CertificateNotServed"
 	// ReasonNotImplemented (a warning): the Route sets a field haroute does not implement and ignores.
 	ReasonNotImplemented = "NotImplemented"
+	// ReasonExternalCertificateIgnored (a warning): spec.tls.externalCertificate is set, but external
+	// certificates are off (ROUTER_ENABLE_EXTERNAL_CERTIFICATE=false); the default certificate serves.
+	ReasonExternalCertificateIgnored = "ExternalCertificateIgnored"
 	// ReasonRefusedByHAProxy: HAProxy refused the configuration the Route produced (its certificate,
 	// a line of its backend); the others are served without it.
 	ReasonRefusedByHAProxy = "RefusedByHAProxy"

@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/haroute/haroute/mapping/model"
 )
@@ -16,7 +18,8 @@ import (
 // Options are the router-wide settings Translate works with. Field comments name the OpenShift
 // environment variable of the same meaning; FromEnv reads them.
 type Options struct {
-	RouterName           string         // ROUTER_NAME
+	RouterName           string         // ROUTER_SERVICE_NAME, or haroute's ROUTER_NAME
+	RouterNamespace      string         // ROUTER_SERVICE_NAMESPACE (required with ROUTER_SERVICE_NAME)
 	HTTPPort             int            // ROUTER_SERVICE_HTTP_PORT
 	HTTPSPort            int            // ROUTER_SERVICE_HTTPS_PORT
 	BindAddress          string         // ROUTER_BIND_ADDRESS (haroute's; empty: all addresses)
@@ -51,8 +54,17 @@ type Options struct {
 	ClientTLS model.ClientTLS
 
 	// RouteLabels and NamespaceLabels shard Routes (ROUTE_LABELS, NAMESPACE_LABELS); nil selects all.
+	// ProjectLabels (PROJECT_LABELS) selects namespaces too: OpenShift's projects are namespaces with
+	// the same labels. RouteFields (ROUTE_FIELDS) selects Routes by RouteFieldNames.
 	RouteLabels     labels.Selector
 	NamespaceLabels labels.Selector
+	ProjectLabels   labels.Selector
+	RouteFields     fields.Selector
+
+	// ExternalCertificates: spec.tls.externalCertificate names the Secret of a Route's certificate
+	// (ROUTER_ENABLE_EXTERNAL_CERTIFICATE, default true). Without, the field is ignored and such a
+	// Route is served with the default certificate, as OpenShift does.
+	ExternalCertificates bool
 
 	AllowWildcardRoutes            bool     // ROUTER_ALLOW_WILDCARD_ROUTES
 	DisableNamespaceOwnershipCheck bool     // ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK
@@ -105,12 +117,13 @@ func DefaultOptions() Options {
 			Tunnel:        "1h",
 			InspectDelay:  "5s",
 		},
-		CheckInterval:    "5000ms",
-		ForwardedHeaders: "append",
-		BufSize:          32768,
-		SparePoolSize:    10,
-		TLS:              DefaultTLSProfile(),
-		HTTP:             model.HTTPOptions{MaxRewrite: 8192, StripClientSSLHeaders: true, IPMode: model.IPModeV4},
+		CheckInterval:        "5000ms",
+		ForwardedHeaders:     "append",
+		BufSize:              32768,
+		SparePoolSize:        10,
+		ExternalCertificates: true,
+		TLS:                  DefaultTLSProfile(),
+		HTTP:                 model.HTTPOptions{MaxRewrite: 8192, StripClientSSLHeaders: true, IPMode: model.IPModeV4},
 	}
 }
 
@@ -181,6 +194,21 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	}
 
 	str("ROUTER_NAME", &o.RouterName)
+	// OpenShift's name for the router's name in Route status; it needs the router's namespace, as in
+	// OpenShift. haroute's older ROUTER_NAME means the same: both set must agree.
+	if name := strings.TrimSpace(getenv("ROUTER_SERVICE_NAME")); name != "" {
+		ns := strings.TrimSpace(getenv("ROUTER_SERVICE_NAMESPACE"))
+		legacy := strings.TrimSpace(getenv("ROUTER_NAME"))
+		switch {
+		case ns == "":
+			errs = append(errs, fmt.Errorf("ROUTER_SERVICE_NAME=%q: ROUTER_SERVICE_NAMESPACE is required with it", name))
+		case len(validation.IsDNS1123Label(ns)) > 0:
+			errs = append(errs, fmt.Errorf("ROUTER_SERVICE_NAMESPACE=%q: want a namespace name", ns))
+		case legacy != "" && legacy != name:
+			errs = append(errs, fmt.Errorf("ROUTER_SERVICE_NAME=%q and ROUTER_NAME=%q: both name the router in Route status; set one", name, legacy))
+		}
+		o.RouterName, o.RouterNamespace = name, ns
+	}
 	integer("ROUTER_SERVICE_HTTP_PORT", &o.HTTPPort, 1, 65535)
 	integer("ROUTER_SERVICE_HTTPS_PORT", &o.HTTPSPort, 1, 65535)
 	str("ROUTER_BIND_ADDRESS", &o.BindAddress)
@@ -208,6 +236,15 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	integer("HAROUTE_SPARE_BACKENDS", &o.SparePoolSize, 0, 1000)
 	selector("ROUTE_LABELS", &o.RouteLabels)
 	selector("NAMESPACE_LABELS", &o.NamespaceLabels)
+	selector("PROJECT_LABELS", &o.ProjectLabels)
+	if v := strings.TrimSpace(getenv("ROUTE_FIELDS")); v != "" {
+		if fs, err := ParseRouteFields(v); err != nil {
+			errs = append(errs, fmt.Errorf("ROUTE_FIELDS=%q: %w", v, err))
+		} else {
+			o.RouteFields = fs
+		}
+	}
+	boolean("ROUTER_ENABLE_EXTERNAL_CERTIFICATE", &o.ExternalCertificates)
 	boolean("ROUTER_ALLOW_WILDCARD_ROUTES", &o.AllowWildcardRoutes)
 	boolean("ROUTER_DISABLE_NAMESPACE_OWNERSHIP_CHECK", &o.DisableNamespaceOwnershipCheck)
 	str("ROUTER_SUBDOMAIN", &o.Subdomain)
@@ -445,4 +482,24 @@ func ParseTimeout(v string) (string, bool) {
 		unit = "ms"
 	}
 	return strconv.FormatInt(n, 10) + unit, true
+}
+
+// RouteFieldNames are the Route fields ROUTE_FIELDS may select on: those the API server offers for
+// Routes.
+func RouteFieldNames() []string {
+	return []string{"metadata.name", "metadata.namespace", "spec.host", "spec.path", "spec.to.name"}
+}
+
+// ParseRouteFields parses a field selector on Routes (ROUTE_FIELDS), over RouteFieldNames only.
+func ParseRouteFields(v string) (fields.Selector, error) {
+	fs, err := fields.ParseSelector(v)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range fs.Requirements() {
+		if !slices.Contains(RouteFieldNames(), r.Field) {
+			return nil, fmt.Errorf("field %q: want one of %s", r.Field, strings.Join(RouteFieldNames(), ", "))
+		}
+	}
+	return fs, nil
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	routev1 "github.com/openshift/api/route/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/haroute/haroute/mapping/model"
 )
@@ -103,16 +105,26 @@ func sortRoutes(routes []*routev1.Route) {
 	sort.SliceStable(routes, func(i, j int) bool { return olderRoute(routes[i], routes[j]) })
 }
 
-// inShard reports whether the Route belongs to this router under ROUTE_LABELS and NAMESPACE_LABELS.
+// inShard reports whether the Route belongs to this router under ROUTE_LABELS, NAMESPACE_LABELS,
+// PROJECT_LABELS and ROUTE_FIELDS.
 func (t *translator) inShard(r *routev1.Route) bool {
 	if t.opts.RouteLabels != nil && !t.opts.RouteLabels.Matches(labelSet(r.Labels)) {
 		return false
 	}
-	if t.opts.NamespaceLabels != nil {
+	for _, sel := range []labels.Selector{t.opts.NamespaceLabels, t.opts.ProjectLabels} {
+		if sel == nil {
+			continue
+		}
 		ns := t.idx.namespace(r.Namespace)
-		if ns == nil || !t.opts.NamespaceLabels.Matches(labelSet(ns.Labels)) {
+		if ns == nil || !sel.Matches(labelSet(ns.Labels)) {
 			return false
 		}
+	}
+	if t.opts.RouteFields != nil && !t.opts.RouteFields.Matches(fields.Set{
+		"metadata.name": r.Name, "metadata.namespace": r.Namespace, "spec.host": r.Spec.Host,
+		"spec.path": r.Spec.Path, "spec.to.name": r.Spec.To.Name,
+	}) {
+		return false
 	}
 	return true
 }

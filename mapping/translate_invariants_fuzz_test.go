@@ -183,7 +183,10 @@ func (c *renderCheck) checkRouteInfos() {
 // ROUTER_SUBDOMAIN gives it), or the "*.<domain>" of a wildcard Route.
 func (c *renderCheck) hostExplained(host string, r *routev1.Route) bool {
 	want := strings.ToLower(r.Spec.Host)
-	if want == "" {
+	if want == "" && r.Spec.Subdomain != "" && c.opts.Domain != "" {
+		want = strings.ToLower(r.Spec.Subdomain) + "." + c.opts.Domain
+	}
+	if c.opts.Subdomain != "" && (want == "" || c.opts.OverrideHostname) {
 		want = strings.ToLower(strings.NewReplacer("${name}", r.Name, "${namespace}", r.Namespace).Replace(c.opts.Subdomain))
 	}
 	if host == want {
@@ -195,8 +198,8 @@ func (c *renderCheck) hostExplained(host string, r *routev1.Route) bool {
 }
 
 // checkFiles checks that the render is exactly the layout's files: the configuration, the crt-list,
-// the default certificate, the error pages, the five maps, one file per certificate and CA file of the model, the
-// default backend file and the backend file of every backend.
+// the default certificate, the error pages, the five maps, one file per certificate and CA file of the
+// model, the default backend file and the backend file of every backend.
 func (c *renderCheck) checkFiles() {
 	t := c.t
 	t.Helper()

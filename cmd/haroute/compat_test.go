@@ -130,6 +130,8 @@ func switchesOn() map[string]string {
 		"ROUTER_SYSLOG_ADDRESS":        "127.0.0.1:514",
 		"ROUTER_MUTUAL_TLS_AUTH":       "required",
 		"ROUTER_MUTUAL_TLS_AUTH_CA":    "/etc/pki/tls/client-ca/ca-bundle.pem",
+		"ROUTER_SERVICE_NAME":          "default",
+		"ROUTER_SERVICE_NAMESPACE":     "openshift-ingress",
 		"ROUTER_METRICS_TYPE":          "haproxy",
 		"ROUTER_IP_V4_V6_MODE":         "v4v6",
 		"ROUTER_UNIQUE_ID_HEADER_NAME": "X-Request-Id",

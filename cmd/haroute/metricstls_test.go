@@ -385,7 +385,7 @@ func serveStatsForTest(t *testing.T, env map[string]string) (string, *logBuffer)
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &group{cancel: cancel}
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "haroute_up 1") })
-	a.serveStartup(ctx, g, lns, protectMetrics(rc, nil, metrics))
+	a.serveStartup(ctx, g, lns, protectMetrics(rc, nil, metrics), nil)
 	t.Cleanup(func() {
 		cancel()
 		if err := g.wait(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -68,7 +69,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 			err = errors.Join(err, werr)
 		}
 	}()
-	boot := a.serveStartup(ctx, g, statsLns, protectMetrics(rc, rev, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})))
+	boot := a.serveStartup(ctx, g, statsLns, protectMetrics(rc, rev, promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})), rc.draining)
 	g.start(ctx, "source", src.Run)
 	if !a.waitSynced(ctx, src) {
 		return nil
@@ -133,8 +134,8 @@ func (a *app) newInstance(rc *runConfig, files model.ListenerFiles) (*haproxy.In
 
 // serveStartup serves the stats listeners from now on, so that /healthz/ready says what the router
 // waits for; the returned handler takes over once the router runs.
-func (a *app) serveStartup(ctx context.Context, g *group, lns []net.Listener, metrics http.Handler) *startup {
-	boot := newStartup(metrics)
+func (a *app) serveStartup(ctx context.Context, g *group, lns []net.Listener, metrics http.Handler, draining *atomic.Bool) *startup {
+	boot := newStartup(metrics, draining)
 	srv := &http.Server{Handler: boot, ReadHeaderTimeout: statsReadHeaderTimout}
 	for _, ln := range lns {
 		g.start(ctx, "stats listener", func(ctx context.Context) error { return serveUntil(ctx, srv, ln) })

@@ -6,11 +6,10 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,6 +110,11 @@ type runConfig struct {
 	// metricsTLS, when set (ROUTER_METRICS_TLS_CERT_FILE), makes the stats port serve HTTPS beside
 	// plain HTTP.
 	metricsTLS *metricsTLS
+	// shutdownDelay (ROUTER_GRACEFUL_SHUTDOWN_DELAY) is how long, after SIGTERM, the router keeps
+	// serving (and reports not ready) before it stops.
+	shutdownDelay time.Duration
+	// draining is set while the shutdown delay runs (nil: never): /healthz/ready answers 503.
+	draining *atomic.Bool
 	// onReady, when set, is called once after the first sync was applied and HAProxy serves.
 	onReady func()
 }
@@ -133,7 +137,8 @@ func newRunCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			rc.draining = &atomic.Bool{}
+			ctx, stop := shutdownContext(cmd.Context(), rc.shutdownDelay, rc.draining, a.log)
 			defer stop()
 			return a.runRouter(ctx, rc)
 		},
@@ -202,6 +207,30 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 		}
 	case s.opts.AllowLoopbackEndpoints:
 		errs = append(errs, errors.New("--allow-loopback-endpoints is for folder mode (--manifests) only: in a cluster a hand-made EndpointSlice could publish the router's own sockets"))
+	}
+	if v := strings.TrimSpace(a.getenv("ROUTER_UPDATE_STATUS")); v != "" && !changed(flagUpdateStatus) {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ROUTER_UPDATE_STATUS=%q: want true or false", v))
+		}
+		rc.updateStatus = b
+	}
+	// haroute always binds the public ports after the first complete sync (the first configuration
+	// is written before HAProxy starts): OpenShift's ROUTER_BIND_PORTS_AFTER_SYNC=true. Its default,
+	// false, binds them before and answers 503 meanwhile; haroute does not do that.
+	if v := strings.TrimSpace(a.getenv("ROUTER_BIND_PORTS_AFTER_SYNC")); v != "" {
+		if b, err := strconv.ParseBool(v); err != nil {
+			errs = append(errs, fmt.Errorf("ROUTER_BIND_PORTS_AFTER_SYNC=%q: want true or false", v))
+		} else if !b {
+			a.log.Info("ROUTER_BIND_PORTS_AFTER_SYNC=false: haroute binds the public ports after the first complete sync all the same")
+		}
+	}
+	if v := strings.TrimSpace(a.getenv("ROUTER_GRACEFUL_SHUTDOWN_DELAY")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Errorf("ROUTER_GRACEFUL_SHUTDOWN_DELAY=%q: want a duration such as 45s", v))
+		}
+		rc.shutdownDelay = d
 	}
 	if !changed(flagStatsPort) {
 		if v := strings.TrimSpace(a.getenv("STATS_PORT")); v != "" {
@@ -279,6 +308,13 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 		errs = append(errs, fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err))
 	}
 	rc.adminSocket = cmpOr(f.adminSocket, filepath.Join(rc.dir, filepath.FromSlash(adminSocketFile)))
+	// OpenShift's ROUTER_HAPROXY_ADMIN_UNIX_SOCKET names the master CLI of the HAProxy sidecar.
+	if v := strings.TrimSpace(a.getenv("ROUTER_HAPROXY_ADMIN_UNIX_SOCKET")); v != "" && f.masterSocket == "" {
+		if !filepath.IsAbs(v) {
+			errs = append(errs, fmt.Errorf("ROUTER_HAPROXY_ADMIN_UNIX_SOCKET=%q: want an absolute path", v))
+		}
+		f.masterSocket = v
+	}
 	rc.masterSocket = cmpOr(f.masterSocket, filepath.Join(rc.dir, filepath.FromSlash(masterSocketFile)))
 	if want := filepath.Join(rc.dir, filepath.FromSlash(masterSocketFile)); rc.managed != "" && filepath.Clean(rc.masterSocket) != want {
 		errs = append(errs, fmt.Errorf("--%s: a managed HAProxy's master socket is %s", flagMasterSocket, want))

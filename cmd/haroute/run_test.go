@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,6 +40,13 @@ func TestRunRefusesBadSettings(t *testing.T) {
 		{"missing check binary", nil, []string{"--manifests", dir, "--check-binary", filepath.Join(dir, "haproxy")}, "--check-binary"},
 		{"check binary not executable", nil, []string{"--manifests", dir, "--check-binary", dir}, "not an executable"},
 		{"no folder", nil, []string{"--manifests", filepath.Join(dir, "missing"), "--haproxy-dir", filepath.Join(dir, "untouched")}, "no such file"},
+		{"service name without namespace", map[string]string{"ROUTER_SERVICE_NAME": "default"}, []string{"--manifests", dir}, "ROUTER_SERVICE_NAMESPACE is required"},
+		{"two router names", map[string]string{"ROUTER_SERVICE_NAME": "a", "ROUTER_SERVICE_NAMESPACE": "x", "ROUTER_NAME": "b"}, []string{"--manifests", dir}, "set one"},
+		{"bad ROUTER_UPDATE_STATUS", map[string]string{"ROUTER_UPDATE_STATUS": "maybe"}, []string{"--manifests", dir}, "ROUTER_UPDATE_STATUS"},
+		{"bad shutdown delay", map[string]string{"ROUTER_GRACEFUL_SHUTDOWN_DELAY": "45"}, []string{"--manifests", dir}, "ROUTER_GRACEFUL_SHUTDOWN_DELAY"},
+		{"relative admin socket", map[string]string{"ROUTER_HAPROXY_ADMIN_UNIX_SOCKET": "run/admin.sock"}, []string{"--manifests", dir}, "ROUTER_HAPROXY_ADMIN_UNIX_SOCKET"},
+		{"mutual TLS without CA", map[string]string{"ROUTER_MUTUAL_TLS_AUTH": "required"}, []string{"--manifests", dir}, "ROUTER_MUTUAL_TLS_AUTH_CA"},
+		{"bad ROUTE_FIELDS", map[string]string{"ROUTE_FIELDS": "spec.tls=x"}, []string{"--manifests", dir}, "ROUTE_FIELDS"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,6 +58,58 @@ func TestRunRefusesBadSettings(t *testing.T) {
 				t.Fatal("a refused run wrote its HAProxy directory")
 			}
 		})
+	}
+}
+
+// TestRunOpenShiftIdentity: the variables the ingress operator always sets for the router's identity
+// and its sidecar are read with OpenShift's meaning.
+func TestRunOpenShiftIdentity(t *testing.T) {
+	env := map[string]string{
+		"ROUTER_SERVICE_NAME": "default", "ROUTER_SERVICE_NAMESPACE": "openshift-ingress",
+		"ROUTER_HAPROXY_ADMIN_UNIX_SOCKET": "/var/lib/haproxy/run/admin.sock", "ROUTER_UPDATE_STATUS": "false",
+		"ROUTER_GRACEFUL_SHUTDOWN_DELAY": "45s", "ROUTER_BIND_PORTS_AFTER_SYNC": "true",
+	}
+	a := &app{getenv: func(k string) string { return env[k] }, log: slog.New(slog.DiscardHandler)}
+	f := runFlags{statsPort: defaultStatsPort, reloadInterval: 5 * time.Second, mode: modeRuntime, driftInterval: time.Second, updateStatus: true}
+	f.manifests, f.haproxyDir, f.httpPort, f.httpsPort = t.TempDir(), "h", 80, 443
+	rc, err := a.runSettings(f, func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.settings.opts.RouterName != "default" || rc.settings.opts.RouterNamespace != "openshift-ingress" ||
+		rc.masterSocket != "/var/lib/haproxy/run/admin.sock" || rc.updateStatus || rc.shutdownDelay != 45*time.Second {
+		t.Errorf("settings: name %q/%q, master socket %q, update status %v, shutdown delay %v",
+			rc.settings.opts.RouterNamespace, rc.settings.opts.RouterName, rc.masterSocket, rc.updateStatus, rc.shutdownDelay)
+	}
+}
+
+// TestShutdownDelay: SIGTERM with a delay reports draining at once and ends the context after the
+// delay; a second signal ends it at once.
+func TestShutdownDelay(t *testing.T) {
+	var draining atomic.Bool
+	ctx, cancel := shutdownContext(context.Background(), time.Hour, &draining, slog.New(slog.DiscardHandler))
+	defer cancel()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := testbed.Eventually(5*time.Second, 10*time.Millisecond, func() error {
+		if !draining.Load() {
+			return errors.New("not draining")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the context ended before the delay")
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second signal did not end the context")
 	}
 }
 

@@ -19,10 +19,12 @@ type startup struct {
 	// sup is the supervisor of a managed HAProxy (nil in sidecar mode).
 	sup     atomic.Pointer[supervise.Supervisor]
 	metrics http.Handler
+	// draining is set while a graceful shutdown delay runs (nil: never).
+	draining *atomic.Bool
 }
 
-func newStartup(metrics http.Handler) *startup {
-	s := &startup{metrics: metrics}
+func newStartup(metrics http.Handler, draining *atomic.Bool) *startup {
+	s := &startup{metrics: metrics, draining: draining}
 	s.setPhase("waiting for the first complete snapshot of the source")
 	return s
 }
@@ -47,6 +49,10 @@ func (s *startup) notReady() string {
 }
 
 func (s *startup) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/healthz/ready" && s.draining != nil && s.draining.Load() {
+		http.Error(w, "not ready: shutting down (ROUTER_GRACEFUL_SHUTDOWN_DELAY)", http.StatusServiceUnavailable)
+		return
+	}
 	if h := s.handler.Load(); h != nil {
 		if sup := s.sup.Load(); r.URL.Path == "/healthz/ready" && sup != nil {
 			if _, failing := sup.Failure(); failing { // HAProxy failed to restart

@@ -70,8 +70,8 @@ var rows = []Row{
 		Note: "Turns on Go profiling in the stock binary. haroute offers no profiling switch or pprof endpoint.",
 	},
 	{
-		Kind: EnvVar, Name: "PROJECT_LABELS", Default: "unset", Status: NotSupported,
-		Note: "Label selector on OpenShift projects (the project API). haroute reads no projects; NAMESPACE_LABELS selects namespaces by label.",
+		Kind: EnvVar, Name: "PROJECT_LABELS", Default: "unset", Status: Supported,
+		Note: "A label selector on projects, which are namespaces with the same labels: applied to the Routes' namespaces, together with NAMESPACE_LABELS.",
 	},
 	{
 		Kind: EnvVar, Name: "RELOAD_INTERVAL", Default: "`5s`", Status: Supported, OperatorSets: true,
@@ -105,9 +105,9 @@ var rows = []Row{
 		Note: "`shuffle` randomises the order of each backend's servers. Not implemented: haroute keeps them in a stable order.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_BIND_PORTS_AFTER_SYNC", Default: "`false`", Status: NotSupported,
-		Note: "Leave the public listeners out until the first sync. haroute always behaves so and has no switch: " +
-			"HAProxy gets its first configuration only after a complete sync (`run --once` as an init step in sidecar mode).",
+		Kind: EnvVar, Name: "ROUTER_BIND_PORTS_AFTER_SYNC", Default: "`false`", Status: Different,
+		Note: "haroute always binds the public ports after the first complete sync: it writes the first configuration before HAProxy starts (`true`'s behaviour). " +
+			"`false`, the stock default, binds them at once and answers 503 until the sync; haroute accepts the value and logs that it does not do that.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_BIND_PORTS_BEFORE_SYNC", Default: "`false`", Status: NotSupported,
@@ -218,8 +218,9 @@ var rows = []Row{
 		Note: "`true`: responses of the ROUTER_COMPRESSION_MIME types are compressed with gzip.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_ENABLE_EXTERNAL_CERTIFICATE", Default: "`true`", Status: NotSupported, OperatorSets: true,
-		Note: "Switches `spec.tls.externalCertificate` on. haroute has no switch: it always reads such Secrets (see that field for how its checks differ).",
+		Kind: EnvVar, Name: "ROUTER_ENABLE_EXTERNAL_CERTIFICATE", Default: "`true`", Status: Different, OperatorSets: true,
+		Note: "`false`: `spec.tls.externalCertificate` is ignored and such a Route is served with the default certificate (with an ExternalCertificateIgnored warning). " +
+			"`true` (default): the Secret's certificate is served; unlike the stock router, haroute does not ask the API server whether the Route's creator may read that Secret (its ClusterRole reads Secrets).",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_ERRORFILE_404", Default: "`/var/lib/haproxy/conf/error-page-404.http`", Status: Supported, OperatorSets: true,
@@ -231,17 +232,17 @@ var rows = []Row{
 			"Without it, both routers serve an 'Application is not available' page with the same status and headers, but the HTML is haroute's own wording: mount OpenShift's page (the operator's error-page ConfigMap) for byte-identical answers.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_GRACEFUL_SHUTDOWN_DELAY", Default: "`45s`", Status: NotSupported,
-		Note: "How long the stock router keeps serving after SIGTERM. haroute's manifests delay the HAProxy container's stop with a preStop sleep instead, and HAProxy drains its connections on SIGUSR1.",
+		Kind: EnvVar, Name: "ROUTER_GRACEFUL_SHUTDOWN_DELAY", Default: "`45s`", Status: Different,
+		Note: "After SIGTERM the router keeps serving (and following the cluster) for this long while /healthz/ready answers 503, then stops (a managed HAProxy soft-stops; a sidecar HAProxy has its own lifecycle). " +
+			"A Go duration such as `45s`. Unset, haroute stops at once, where the stock router waits 45s: set it for the stock timing (a second signal stops at once).",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_H1_CASE_ADJUST", Default: "unset", Status: Supported, OperatorSets: true,
 		Note: "Header names sent to HTTP/1 clients with exactly this case (`h1-case-adjust` and `option h1-case-adjust-bogus-client`), comma-separated.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_HAPROXY_ADMIN_UNIX_SOCKET", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "Puts the stock router in sidecar mode, reloading through this master socket. haroute takes its sockets from flags: " +
-			"`--master-socket` and `--admin-socket` (defaults under `--haproxy-dir`); without `--managed-haproxy` it is a sidecar.",
+		Kind: EnvVar, Name: "ROUTER_HAPROXY_ADMIN_UNIX_SOCKET", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "The master CLI socket of the HAProxy sidecar, through which reloads go (`--master-socket` wins when set).",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_HAPROXY_CONFIG_MANAGER", Default: "`false`", Status: NotSupported, OperatorSets: true,
@@ -419,13 +420,13 @@ var rows = []Row{
 		Note: "Port of the public plain-HTTP listener. `--http-port` overrides it.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_SERVICE_NAME", Default: "`public`", Status: NotSupported, OperatorSets: true,
-		Note: "The router's name in Route status (the operator sets the IngressController's name). " +
-			"haroute reads its own ROUTER_NAME for this, with the default `default`: set ROUTER_NAME to the name the operator would give.",
+		Kind: EnvVar, Name: "ROUTER_SERVICE_NAME", Default: "`public`", Status: Supported, OperatorSets: true,
+		Note: "The router's name in Route status (`status.ingress[].routerName`); ROUTER_SERVICE_NAMESPACE is required with it, as in OpenShift. " +
+			"haroute's older ROUTER_NAME means the same (both set must agree). Unset, the name is `default` where the stock router says `public`.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_SERVICE_NAMESPACE", Default: "unset", Status: NotSupported, OperatorSets: true,
-		Note: "The stock router only checks that it is set beside ROUTER_SERVICE_NAME; haroute has no use for it.",
+		Kind: EnvVar, Name: "ROUTER_SERVICE_NAMESPACE", Default: "unset", Status: Supported, OperatorSets: true,
+		Note: "The router's namespace, required with ROUTER_SERVICE_NAME (a namespace name); haroute only checks it.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_SET_FORWARDED_HEADERS", Default: "`append`", Status: Supported, OperatorSets: true,
@@ -474,8 +475,8 @@ var rows = []Row{
 		Note: "Request header that carries the unique request ID to the backend (`unique-id-header`); only with ROUTER_UNIQUE_ID_FORMAT.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_UPDATE_STATUS", Default: "`true`", Status: NotSupported,
-		Note: "Whether Route status is written. haroute takes this from the `--update-status` flag (default true), not from the environment.",
+		Kind: EnvVar, Name: "ROUTER_UPDATE_STATUS", Default: "`true`", Status: Supported,
+		Note: "`false`: Route status is not written (`--update-status` wins when set).",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_USE_PROXY_PROTOCOL", Default: "`false`", Status: Supported, OperatorSets: true,
@@ -487,8 +488,8 @@ var rows = []Row{
 		Note: "Watch Endpoints instead of EndpointSlices. haroute reads EndpointSlices only.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTE_FIELDS", Default: "unset", Status: NotSupported,
-		Note: "Field selector on Routes. Not implemented: ROUTE_LABELS and NAMESPACE_LABELS select Routes.",
+		Kind: EnvVar, Name: "ROUTE_FIELDS", Default: "unset", Status: Supported,
+		Note: "A field selector on Routes (metadata.name, metadata.namespace, spec.host, spec.path, spec.to.name), applied by haroute itself in cluster and folder mode; another field refuses the start.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTE_LABELS", Default: "unset (all Routes)", Status: Supported, OperatorSets: true,
