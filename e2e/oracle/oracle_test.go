@@ -6,12 +6,15 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/plan"
 )
 
 var (
 	seedFlag  = flag.Uint64("oracle.seed", 20261103, "seed of the oracle's and the churn test's random walks")
 	stepsFlag = flag.Int("oracle.steps", 200, "steps of the oracle's random walk (at least 1)")
+	// settingsStepsFlag sizes TestOracleSettings's walk.
+	settingsStepsFlag = flag.Int("oracle.settings-steps", 60, "steps of the oracle's walk under OpenShift's non-default settings (at least 1)")
 )
 
 // Sizes of the oracle.
@@ -33,12 +36,19 @@ func TestOracle(t *testing.T) {
 		t.Fatalf("-oracle.steps=%d: want at least 1", steps)
 	}
 	t.Logf("seed %d (-oracle.seed), %d steps (-oracle.steps)", seed, steps)
-	ctx := t.Context()
 
 	bed := NewBed(t, httpBackends, tlsBackends)
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = spareBackends
 	wk := NewWalker(seed, NewWorld(bed.Addrs, string(bed.ServiceCA.PEM())), WalkOptionsFor(opts, bed.Issuer(t)))
+	walkOracle(t, seed, steps, bed, opts, wk)
+}
+
+// walkOracle runs the oracle's walk: seed Routes, then steps mutations of wk, each applied to A and
+// compared with a fresh B.
+func walkOracle(t *testing.T, seed uint64, steps int, bed *Bed, opts mapping.Options, wk *Walker) {
+	t.Helper()
+	ctx := t.Context()
 	if err := SeedRoutes(wk); err != nil {
 		t.Fatal(err)
 	}
@@ -111,4 +121,56 @@ func TestOracle(t *testing.T) {
 	if steps >= 20 && stats.Delta == 0 {
 		t.Errorf("no step of %d was planned from the last desired state", steps)
 	}
+}
+
+// settingsEnv is the non-default set of OpenShift's settings TestOracleSettings walks under: the TLS
+// profile, HTTP/2 off, the IngressController's HTTP options, header actions, mutual TLS (optional, so
+// that the corpus's clients without a certificate are served) and unmatched requests answered 404.
+var settingsEnv = map[string]string{
+	"SSL_MIN_VERSION": "TLSv1.2", "ROUTER_CIPHERS": "modern", "ROUTER_CIPHERSUITES": "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384",
+	"ROUTER_CURVES": "X25519:secp256r1:secp384r1", "ROUTER_DISABLE_HTTP2": "true",
+	"ROUTER_HTTP_IGNORE_PROBES": "true", "ROUTER_IDLE_CLOSE_ON_RESPONSE": "true", "ROUTER_ABORT_ON_CLOSE": "true",
+	"ROUTER_HAPROXY_CONTSTATS": "true", "ROUTER_ENABLE_COMPRESSION": "true", "ROUTER_COMPRESSION_MIME": "text/html text/plain",
+	"ROUTER_UNIQUE_ID_HEADER_NAME": "X-Request-ID", "ROUTER_UNIQUE_ID_FORMAT": `"%{+X}o %ci:%cp_%fi:%fp_%Ts_%rt:%pid"`,
+	"ROUTER_H1_CASE_ADJUST": "X-Oracle", "ROUTER_HTTP_REQUEST_HEADERS": "X-Oracle:walk:Set,X-Drop-Me:Delete",
+	"ROUTER_HTTP_RESPONSE_HEADERS": "X-Served-By:oracle:Set", "ROUTER_MUTUAL_TLS_AUTH": "optional",
+	"ROUTER_MUTUAL_TLS_HEADER_FILTER": "false", "ROUTER_ERRORFILE_404": "/dev/null", "ROUTER_SET_FORWARDED_HEADERS": "replace",
+	"ROUTER_LOAD_BALANCE_ALGORITHM": "leastconn", "ROUTER_MAX_REWRITE_SIZE": "4096",
+}
+
+// TestOracleSettings is the oracle under settingsEnv, with the router's own TLS files in the walk:
+// the default certificate and the client CRLs rotate at runtime, the client CA now and then (a
+// reload). Runtime and fresh reload must agree at every step, served certificates included.
+func TestOracleSettings(t *testing.T) {
+	seed, steps := *seedFlag, *settingsStepsFlag
+	if steps < 1 {
+		t.Fatalf("-oracle.settings-steps=%d: want at least 1", steps)
+	}
+	t.Logf("seed %d (-oracle.seed), %d steps (-oracle.settings-steps)", seed, steps)
+	bed := NewBed(t, httpBackends, tlsBackends)
+	opts, err := mapping.FromEnv(func(k string) string { return settingsEnv[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := testbed.RouterOptions(t)
+	opts.HTTPPort, opts.HTTPSPort, opts.BindAddress = base.HTTPPort, base.HTTPSPort, base.BindAddress
+	opts.AllowLoopbackEndpoints, opts.AllowWildcardRoutes, opts.MaxConnections = true, true, base.MaxConnections
+	opts.SparePoolSize = spareBackends
+
+	clients1, clients2 := testbed.NewCA(t, "oracle clients 1"), testbed.NewCA(t, "oracle clients 2")
+	revoked, _ := clients1.Issue(t, "revoked.clients.test")
+	pool := &ListenerPool{
+		DefaultCertificates: []string{string(bed.DefaultCertPEM), string(bed.RouterCA.IssueBundle(t, defaultCertName)),
+			string(bed.RouterCA.IssueBundle(t, defaultCertName))},
+		ClientCAs: []ClientCA{
+			{PEM: string(clients1.PEM()), CRLs: []string{string(clients1.RevocationList(t, 1)), string(clients1.RevocationList(t, 2, revoked))}},
+			{PEM: string(clients2.PEM()), CRLs: []string{string(clients2.RevocationList(t, 1))}},
+		},
+	}
+	wopts := WalkOptionsFor(opts, bed.Issuer(t))
+	wopts.Listener = pool
+	wopts.Weights[MutListener] = 10
+	world := NewWorld(bed.Addrs, string(bed.ServiceCA.PEM()))
+	world.Listener = pool.Files()
+	walkOracle(t, seed, steps, bed, opts, NewWalker(seed, world, wopts))
 }

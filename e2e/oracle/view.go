@@ -22,6 +22,9 @@ type View struct {
 	// Certificates are "name sni=... alpn=... pem=<sha256 prefix>"; CAFiles "name pem=<sha256 prefix>".
 	Certificates []string
 	CAFiles      []string
+	// Listener are the listener files, "name pem=<sha256 prefix>" (the default certificate only when
+	// it is the listener files', not the renderer's).
+	Listener []string
 	// Problems are violations within one state: a backend that serves no Route (a free spare or a
 	// retired backend) with servers or with map entries pointing at it, a map entry naming an unknown
 	// backend, two backends serving one Route.
@@ -87,6 +90,13 @@ func NewView(cfg *model.Config, skip map[string]bool) View {
 	}
 	for _, c := range cfg.CAFiles {
 		v.CAFiles = append(v.CAFiles, fmt.Sprintf("%s pem=%s", c.Name, digest(c.PEM)))
+	}
+	for _, f := range []struct{ name, pem string }{
+		{"default-certificate", cfg.Listener.DefaultCertificate}, {"client-ca", cfg.Listener.ClientCA}, {"client-crl", cfg.Listener.ClientCRL},
+	} {
+		if f.pem != "" {
+			v.Listener = append(v.Listener, f.name+" pem="+digest(f.pem))
+		}
 	}
 	sort.Strings(v.Shared)
 	sort.Strings(v.Certificates)
@@ -172,6 +182,7 @@ func DiffViews(a, b View) []string {
 	out = append(out, diffLists("shared map entry", a.Shared, b.Shared)...)
 	out = append(out, diffLists("certificate", a.Certificates, b.Certificates)...)
 	out = append(out, diffLists("CA file", a.CAFiles, b.CAFiles)...)
+	out = append(out, diffLists("listener file", a.Listener, b.Listener)...)
 	sort.Strings(out)
 	return out
 }

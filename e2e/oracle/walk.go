@@ -27,12 +27,15 @@ const (
 	// MutForwarded sets, changes or removes a Route's forwarded-headers annotation: a runtime change
 	// (a map entry), whose effect the backends report (testbed.ForwardedSummary).
 	MutForwarded MutationKind = "forwarded-headers"
+	// MutListener rotates the router's own TLS files (WalkOptions.Listener): the default
+	// certificate or the client CRLs (runtime), now and then the client CA (a reload).
+	MutListener MutationKind = "listener-files"
 )
 
 // mutationOrder fixes the order in which weights are read, so a seed always gives the same walk.
 var mutationOrder = []MutationKind{
 	MutScale, MutPodIP, MutWeight, MutAddRoute, MutDeleteRoute, MutHost, MutPath, MutInsecure,
-	MutAlternate, MutCert, MutAnnotation, MutForwarded,
+	MutAlternate, MutCert, MutAnnotation, MutForwarded, MutListener,
 }
 
 // Weights are the step weights of the equivalence walk (they sum to 100; MutAnnotation, the
@@ -75,6 +78,8 @@ type WalkOptions struct {
 	DefaultBalance, DefaultTCPBalance string
 	// IssueCert returns a certificate and key for the names, from the router's CA.
 	IssueCert func(names ...string) (certPEM, keyPEM []byte)
+	// Listener gives the router's own TLS files to rotate among (MutListener); nil: none.
+	Listener *ListenerPool
 }
 
 // Walker applies seeded random mutations to a World.
@@ -231,6 +236,8 @@ func (wk *Walker) apply(kind MutationKind) (Mutation, bool) {
 		return wk.annotate()
 	case MutForwarded:
 		return wk.forwarded()
+	case MutListener:
+		return wk.rotateListener()
 	}
 	return Mutation{}, false
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
 )
 
 // Kind is a Route's termination as the walk chooses it.
@@ -101,7 +102,9 @@ type World struct {
 	free     map[bool][]Addr     // by TLS: unused backends, sorted by name
 	// DestinationCAPEM verifies reencrypt backends (spec.tls.destinationCACertificate).
 	DestinationCAPEM string
-	seq              int
+	// Listener are the router's own TLS files the input carries (mapping.Input.Listener).
+	Listener model.ListenerFiles
+	seq      int
 }
 
 // epoch is the creation time of the oldest object; each later object is a second younger.
@@ -255,7 +258,7 @@ func (w *World) Check(maxRoutes, maxEndpoints int) error {
 // Namespaces, Services with one named port, and one EndpointSlice per endpoint (every backend
 // listens on its own port).
 func (w *World) Input() mapping.Input {
-	var in mapping.Input
+	in := mapping.Input{Listener: w.Listener}
 	namespaces := map[string]bool{}
 	for _, r := range w.Routes {
 		namespaces[r.Namespace] = true

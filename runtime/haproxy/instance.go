@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -227,6 +228,9 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 	opts := i.planOptions(desired, now, refill)
 	var out Outcome
 	out.Plan, out.Delta = i.plan(desired, opts)
+	if r, ok := i.crlNeedsReload(ctx, out.Plan); ok {
+		out.Plan = plan.Reload(desired, opts, r)
+	}
 	var files []render.File
 	var masks map[string][]byte
 	if !out.Plan.NeedsReload() {
@@ -255,6 +259,25 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 	err := i.runtime(ctx, files, masks, now, &out)
 	i.rebase(desired, out, err)
 	return out, err
+}
+
+// crlNeedsReload reports the reason to reload instead of running p, when p changes the client CRLs
+// at runtime on an HAProxy that would lose its runtime certificate updates after that
+// (socket.Capabilities.RuntimeCRLFile). An HAProxy that does not say its version is left to the
+// runtime path (and its fallback).
+func (i *Instance) crlNeedsReload(ctx context.Context, p plan.Plan) (plan.Reason, bool) {
+	if p.NeedsReload() || !slices.ContainsFunc(p.Ops, func(op plan.Op) bool {
+		o, ok := op.(plan.SetListenerFile)
+		return ok && o.File == plan.ClientCRLFile
+	}) {
+		return plan.Reason{}, false
+	}
+	caps, err := socket.DetectCapabilities(ctx, i.admin)
+	if err != nil || caps.RuntimeCRLFile {
+		return plan.Reason{}, false
+	}
+	return plan.Reason{Kind: plan.ListenerChanged, Subject: string(plan.ClientCRLFile),
+		Detail: "HAProxy " + caps.Version.String() + " keeps serving old certificates after a runtime CRL update (3.2 does not)"}, true
 }
 
 // plan plans the way from the applied state to desired: plan.ComputeDelta when HAProxy runs the

@@ -16,11 +16,14 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/socket"
 )
 
 // TestListenerFilesRotateWithoutReload drives a real HAProxy with mutual TLS through rotations of
 // the router's own TLS files: the default certificate and the CRLs (a client certificate revoked) are
-// runtime updates — no reload — that TLS clients see at once; a new client CA bundle (another CA's
+// runtime updates — no reload — that TLS clients see at once (the CRLs on 3.2 and newer: 2.6 and 3.0
+// would serve the old default certificate after a rotation that follows a runtime CRL update, so
+// there a CRL change reloads); a new client CA bundle (another CA's
 // clients in, the old ones out) and CRLs that go away are reloads. After each step the files on disk
 // are a fresh render of what HAProxy runs.
 func TestListenerFilesRotateWithoutReload(t *testing.T) {
@@ -37,6 +40,7 @@ func TestListenerFilesRotateWithoutReload(t *testing.T) {
 	carol := testbed.KeyPair(t, carolCert, carolKey)
 
 	def1, def2 := serverCA.IssueBundle(t, "default-1.example.com"), serverCA.IssueBundle(t, "default-2.example.com")
+	def3 := serverCA.IssueBundle(t, "default-3.example.com")
 	files := model.ListenerFiles{
 		DefaultCertificate: string(def1),
 		ClientCA:           string(clients1.PEM()),
@@ -51,8 +55,12 @@ func TestListenerFilesRotateWithoutReload(t *testing.T) {
 	}
 	dir := testbed.TempDir(t)
 	ro := render.Options{DefaultCertificatePEM: serverCA.IssueBundle(t, "renderer.example.com")}
-	u, _ := startInstance(t, dir, ro, translate(files))
+	u, h := startInstance(t, dir, ro, translate(files))
 	ro.Dir = dir
+	caps, err := socket.DetectCapabilities(ctx, socket.NewAdmin(h.AdminSocket, socket.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.HTTPSPort))
 
 	check := func(step string, wantServer string, served map[string]tls.Certificate, refused map[string]tls.Certificate) {
@@ -86,13 +94,24 @@ func TestListenerFilesRotateWithoutReload(t *testing.T) {
 			"default-2.example.com", map[string]tls.Certificate{"alice": alice, "carol": carol}, map[string]tls.Certificate{"bob": bob}},
 		{"carol revoked", func(l *model.ListenerFiles) { l.ClientCRL = string(clients1.RevocationList(t, 2, carolCert)) },
 			"default-2.example.com", map[string]tls.Certificate{"alice": alice}, map[string]tls.Certificate{"carol": carol, "bob": bob}},
+		{"default certificate rotated again", func(l *model.ListenerFiles) { l.DefaultCertificate = string(def3) },
+			"default-3.example.com", map[string]tls.Certificate{"alice": alice}, map[string]tls.Certificate{"bob": bob}},
+		{"default certificate back to the first", func(l *model.ListenerFiles) { l.DefaultCertificate = string(def1) },
+			"default-1.example.com", map[string]tls.Certificate{"alice": alice}, map[string]tls.Certificate{"bob": bob}},
+		{"and to the second", func(l *model.ListenerFiles) { l.DefaultCertificate = string(def2) },
+			"default-2.example.com", map[string]tls.Certificate{"alice": alice}, map[string]tls.Certificate{"bob": bob}},
 	} {
 		step.change(&files)
 		out, err := u.Update(ctx, translate(files))
 		if err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
-		if out.Reloaded || len(out.Plan.Ops) == 0 {
+		// A CRL change is a reload where HAProxy would lose later certificate updates after it.
+		if crl := strings.Contains(step.name, "revoked"); crl && !caps.RuntimeCRLFile {
+			if !out.Reloaded || out.Reason.Kind != plan.ListenerChanged {
+				t.Fatalf("%s on HAProxy %s: want a ListenerChanged reload, got reloaded=%v reason=%v", step.name, caps.Version, out.Reloaded, out.Reason)
+			}
+		} else if out.Reloaded || len(out.Plan.Ops) == 0 {
 			t.Fatalf("%s: want a runtime update, got reloaded=%v reason=%v ops=%v", step.name, out.Reloaded, out.Reason, out.Plan.Ops)
 		}
 		check(step.name, step.server, step.served, step.refused)

@@ -237,3 +237,22 @@ func observeCAFiles(ctx context.Context, r socket.Runner, obs *model.Config, pat
 	obs.CAFiles = cas
 	return nil
 }
+
+// observeListener checks the default certificate of the listener files (when applied has one): a
+// live certificate whose fingerprint is not the applied one gets a marker, which a repair replaces
+// with `set ssl cert`. The client CA and CRLs are not observed: HAProxy shows neither's content in a
+// form to compare on every version.
+func observeListener(ctx context.Context, r socket.Runner, obs *model.Config, paths render.RuntimePaths) error {
+	pemData := obs.Listener.DefaultCertificate
+	if pemData == "" || paths.DefaultCertificate == "" {
+		return nil
+	}
+	fp, _, err := socket.ShowCert(ctx, r, paths.DefaultCertificate)
+	if err != nil {
+		return fmt.Errorf("default certificate: %w", err)
+	}
+	if normalizeFingerprint(fp) != leafSHA1(pemData) {
+		obs.Listener.DefaultCertificate = certMarker(normalizeFingerprint(fp))
+	}
+	return nil
+}

@@ -45,6 +45,8 @@ const (
 	CrtList DriftKind = "CrtList"
 	// CAFile: a CA file servers verify with is missing, extra, or differs.
 	CAFile DriftKind = "CAFile"
+	// DefaultCertificate: the live default certificate is not the one of the listener files.
+	DefaultCertificate DriftKind = "DefaultCertificate"
 )
 
 // Drift is one difference. Want is the applied value and Got the observed one; "" means absent.
@@ -60,7 +62,7 @@ func (d Drift) String() string {
 }
 
 // Compare lists the differences between applied and observed in the parts the runtime path owns
-// (servers, map entries, certificates, the crt-list, CA files), sorted by kind, subject, want and
+// (servers, map entries, certificates, the crt-list, CA files, the default certificate), sorted by kind, subject, want and
 // got. Nil configs count as empty. Settings, frontends and backend options are not compared.
 func Compare(applied, observed *model.Config) []Drift {
 	if applied == nil {
@@ -74,6 +76,9 @@ func Compare(applied, observed *model.Config) []Drift {
 	out = append(out, compareMaps(applied.Maps, observed.Maps)...)
 	out = append(out, compareCertificates(applied.Certificates, observed.Certificates)...)
 	out = append(out, compareCAFiles(applied.CAFiles, observed.CAFiles)...)
+	if a, o := applied.Listener.DefaultCertificate, observed.Listener.DefaultCertificate; a != o {
+		out = append(out, Drift{Kind: DefaultCertificate, Subject: "default certificate", Want: pemSummary(a), Got: pemSummary(o)})
+	}
 	slices.SortFunc(out, func(a, b Drift) int {
 		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Subject, b.Subject),
 			cmp.Compare(a.Want, b.Want), cmp.Compare(a.Got, b.Got))

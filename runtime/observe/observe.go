@@ -48,6 +48,9 @@ func Observe(ctx context.Context, r socket.Runner, applied *model.Config, paths 
 	if err := observeCAFiles(ctx, r, obs, paths); err != nil {
 		return nil, fmt.Errorf("observe: %w", err)
 	}
+	if err := observeListener(ctx, r, obs, paths); err != nil {
+		return nil, fmt.Errorf("observe: %w", err)
+	}
 	return obs, nil
 }
 

@@ -85,6 +85,11 @@ type Capabilities struct {
 	// LargePayloads (3.4+): a `<<` payload may exceed tune.bufsize; on 2.6–3.3 a payload longer than
 	// tune.bufsize together with its command line makes HAProxy close the connection.
 	LargePayloads bool
+	// RuntimeCRLFile (3.2+): `commit ssl crl-file` leaves the certificates of the binds that use the
+	// CRL file updatable at runtime. On 2.6 and 3.0 a later `commit ssl cert` of such a bind's
+	// certificate answers Success but rebuilds nothing: the old certificate stays served until a
+	// reload (seen by the oracle; TestListenerFilesRotateWithoutReload).
+	RuntimeCRLFile bool
 }
 
 // CapabilitiesOf returns the capabilities of HAProxy version v.
@@ -100,6 +105,7 @@ func CapabilitiesOf(v Version) Capabilities {
 		DelMapDeletesOne:         v.AtLeast(3, 4),
 		AddCAFile:                v.AtLeast(2, 7),
 		LargePayloads:            v.AtLeast(3, 4),
+		RuntimeCRLFile:           v.AtLeast(3, 2),
 	}
 }
 

@@ -31,6 +31,7 @@ func (s *Stable) Input(in mapping.Input) mapping.Input {
 		EndpointSlices: stableList(s.prev, next, "EndpointSlice", in.EndpointSlices),
 		Namespaces:     stableList(s.prev, next, "Namespace", in.Namespaces),
 		Secrets:        stableList(s.prev, next, "Secret", in.Secrets),
+		Listener:       in.Listener,
 	}
 	s.prev = next
 	return out
