@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"os"
@@ -237,6 +239,13 @@ func (a *app) renderOptions(s renderSettings, out string, files model.ListenerFi
 			return ro, fmt.Errorf("%s: %s: %w", p.name, p.path, err)
 		}
 	}
+	if p := s.opts.DefaultDestinationCAFile; p != "" {
+		// HAProxy reads it for every reencrypt server that has no CA of its own: a file that is not
+		// there would make it refuse the configuration (OpenShift's router refuses to start too).
+		if err := checkCABundle(p); err != nil {
+			return ro, fmt.Errorf("DEFAULT_DESTINATION_CA_PATH: %w", err)
+		}
+	}
 	if files.DefaultCertificate != "" {
 		ro.DefaultCertificatePEM = []byte(files.DefaultCertificate)
 		return ro, nil
@@ -263,4 +272,24 @@ func (a *app) reportProblems(problems []mapping.Problem) int {
 		fmt.Fprintf(a.stderr, "route %s rejected: %s: %s\n", id, p.Reason, p.Message)
 	}
 	return len(rejected)
+}
+
+// checkCABundle returns an error unless the file p holds at least one PEM certificate.
+func checkCABundle(p string) error {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	for rest := data; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return fmt.Errorf("%s: no PEM certificate", p)
+		}
+		if b.Type == "CERTIFICATE" {
+			if _, err := x509.ParseCertificate(b.Bytes); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			return nil
+		}
+	}
 }

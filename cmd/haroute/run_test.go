@@ -47,6 +47,9 @@ func TestRunRefusesBadSettings(t *testing.T) {
 		{"relative admin socket", map[string]string{"ROUTER_HAPROXY_ADMIN_UNIX_SOCKET": "run/admin.sock"}, []string{"--manifests", dir}, "ROUTER_HAPROXY_ADMIN_UNIX_SOCKET"},
 		{"mutual TLS without CA", map[string]string{"ROUTER_MUTUAL_TLS_AUTH": "required"}, []string{"--manifests", dir}, "ROUTER_MUTUAL_TLS_AUTH_CA"},
 		{"bad ROUTE_FIELDS", map[string]string{"ROUTE_FIELDS": "spec.tls=x"}, []string{"--manifests", dir}, "ROUTE_FIELDS"},
+		{"missing destination CA", map[string]string{"DEFAULT_DESTINATION_CA_PATH": filepath.Join(dir, "service-ca.crt")}, []string{"--manifests", dir, "--haproxy-dir", filepath.Join(dir, "untouched")}, "DEFAULT_DESTINATION_CA_PATH"},
+		{"missing error page", map[string]string{"ROUTER_ERRORFILE_503": filepath.Join(dir, "503.http")}, []string{"--manifests", dir, "--haproxy-dir", filepath.Join(dir, "untouched")}, "ROUTER_ERRORFILE_503"},
+		{"missing default certificate", map[string]string{"DEFAULT_CERTIFICATE_DIR": filepath.Join(dir, "secret")}, []string{"--manifests", dir, "--haproxy-dir", filepath.Join(dir, "untouched")}, "DEFAULT_CERTIFICATE_DIR"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
