@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"crypto/tls"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -146,7 +147,10 @@ func TestTLSSniffer(t *testing.T) {
 	defer func() {
 		_ = srv.Close()
 		select {
-		case <-done:
+		case err := <-done:
+			if err != nil && !errors.Is(err, http.ErrServerClosed) {
+				t.Errorf("the server: %v", err)
+			}
 		case <-time.After(5 * time.Second):
 			t.Error("the server did not stop")
 		}
@@ -187,7 +191,7 @@ func TestTLSSniffer(t *testing.T) {
 	// Closing the listener closes the connection still waited on.
 	_ = srv.Close()
 	_ = silent.SetReadDeadline(time.Now().Add(3 * time.Second))
-	if _, err := silent.Read(make([]byte, 1)); err != io.EOF {
+	if _, err := silent.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
 		t.Errorf("the silent connection after Close: %v, want EOF", err)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -80,6 +79,3 @@ func (a *app) listenerWatcher(ctx context.Context, s renderSettings, dir string)
 	}
 	return w, nil
 }
-
-// errNoListener is returned by listenerFiles' callers that need a watcher and have none.
-var errNoListener = errors.New("no listener files configured")

@@ -53,6 +53,18 @@ type StaticHAProxy struct {
 // Problems are kept in StaticHAProxy.Problems (see RequireAdmitted) and logged when the test fails.
 func StartStaticHAProxy(t testing.TB, in mapping.Input, opts mapping.Options, defaultCertPEM []byte, roots *x509.CertPool) *StaticHAProxy {
 	t.Helper()
+	return StartStaticHAProxyRender(t, in, opts, render.Options{DefaultCertificatePEM: defaultCertPEM}, roots)
+}
+
+// StartStaticHAProxyRender is StartStaticHAProxy with full render options (error pages, a custom
+// template, ...) instead of a default certificate alone: ro.DefaultCertificatePEM is required, and
+// ro.Dir is set to the new directory. It is what `haroute run` does with ROUTER_ERRORFILE_503 and
+// ROUTER_ERRORFILE_404, which cmd/haroute reads into ro.ErrorPage503 and ro.ErrorPage404.
+func StartStaticHAProxyRender(t testing.TB, in mapping.Input, opts mapping.Options, ro render.Options, roots *x509.CertPool) *StaticHAProxy {
+	t.Helper()
+	if len(ro.DefaultCertificatePEM) == 0 {
+		t.Fatal("testbed: StartStaticHAProxyRender: render options without a default certificate")
+	}
 	cfg, problems := mapping.Translate(in, opts)
 	if cfg == nil {
 		t.Fatalf("testbed: Translate returned no config (problems: %v)", problems)
@@ -61,21 +73,20 @@ func StartStaticHAProxy(t testing.TB, in mapping.Input, opts mapping.Options, de
 		t.Fatalf("testbed: Translate returned an invalid config: %v", err)
 	}
 	dir := TempDir(t)
-	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: defaultCertPEM}, Binary: HAProxyBinary()})
+	ro.Dir = dir
+	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: ro, Binary: HAProxyBinary()})
 	if err != nil {
 		t.Fatalf("testbed: %v", err)
 	}
-	// The files `haroute run` starts HAProxy from: the initial plan, spare pool included.
 	first, err := inst.InitialFiles(cfg)
 	if err != nil {
 		t.Fatalf("testbed: %v", err)
 	}
-	files := first.Files
 	r := &StaticHAProxy{
 		Options:  opts,
 		Config:   first.State,
 		Problems: problems,
-		Files:    files,
+		Files:    first.Files,
 	}
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -88,8 +99,7 @@ func StartStaticHAProxy(t testing.TB, in mapping.Input, opts mapping.Options, de
 			t.Logf("conf/haproxy.cfg:\n%s", cfgText)
 		}
 	})
-	r.HAProxy = StartHAProxy(t, dir, files)
-	// As after every start of `haroute run`: the checks of single-endpoint backends stop.
+	r.HAProxy = StartHAProxy(t, dir, first.Files)
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := haproxy.StopDormantChecks(ctx, socket.NewAdmin(r.HAProxy.AdminSocket, socket.Options{}), first.State, dir); err != nil {

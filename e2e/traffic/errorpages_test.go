@@ -22,7 +22,7 @@ const (
 // errorPageRouter starts HAProxy with the options FromEnv reads from env and the given error pages
 // (nil: haroute's), for four Routes of namespace errors: web (served), app (served on path /app
 // only), empty (a Service without endpoints) and secure-empty (an edge Route to it).
-func errorPageRouter(t *testing.T, env map[string]string, page503, page404 []byte) (*fixture, *testbed.StaticHAProxy) {
+func errorPageRouter(t *testing.T, env map[string]string, page503, page404 []byte) *testbed.StaticHAProxy {
 	t.Helper()
 	f := newFixture(t)
 	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
@@ -42,7 +42,7 @@ func errorPageRouter(t *testing.T, env map[string]string, page503, page404 []byt
 	if problems := haproxyCheck(t, r); len(problems) > 0 {
 		t.Errorf("haproxy -c with custom error pages:\n%s", strings.Join(problems, "\n"))
 	}
-	return f, r
+	return r
 }
 
 // errorPage is the answer HAProxy gives itself: a status, a text the body must hold and, for a
@@ -75,7 +75,7 @@ func expectPage(t *testing.T, c *testbed.Client, url string, w errorPage) {
 // TestErrorPagesDefault: without ROUTER_ERRORFILE_* a request for an unknown host, or for a Route
 // without endpoints, gets haroute's "Application is not available" 503 page, over HTTP and HTTPS.
 func TestErrorPagesDefault(t *testing.T) {
-	_, r := errorPageRouter(t, nil, nil, nil)
+	r := errorPageRouter(t, nil, nil, nil)
 	page := errorPage{status: 503, text: "<title>Application is not available</title>"}
 	expectPage(t, r.Client, "http://unknown.errors.example.com/", page)
 	expectPage(t, r.Client, "http://empty.errors.example.com/", page)
@@ -88,7 +88,7 @@ func TestErrorPagesDefault(t *testing.T) {
 // TestErrorPage503Custom: a custom 503 page (ROUTER_ERRORFILE_503) replaces haroute's, for unknown
 // hosts as for Routes without endpoints; HAProxy sends it as it is, header included.
 func TestErrorPage503Custom(t *testing.T) {
-	_, r := errorPageRouter(t, nil, []byte(custom503), nil)
+	r := errorPageRouter(t, nil, []byte(custom503), nil)
 	page := errorPage{status: 503, text: "custom 503: we are down", header: "custom-503"}
 	expectPage(t, r.Client, "http://unknown.errors.example.com/", page)
 	expectPage(t, r.Client, "http://empty.errors.example.com/x", page)
@@ -105,7 +105,7 @@ func TestErrorPage404(t *testing.T) {
 		t.Fatalf("FromEnv with ROUTER_ERRORFILE_404: NotFound %v, %v; want true", o.HTTP.NotFound, err)
 	}
 	t.Run("custom pages", func(t *testing.T) {
-		_, r := errorPageRouter(t, env, []byte(custom503), []byte(custom404))
+		r := errorPageRouter(t, env, []byte(custom503), []byte(custom404))
 		notFound := errorPage{status: 404, text: "custom 404: nothing here", header: "custom-404"}
 		expectPage(t, r.Client, "http://unknown.errors.example.com/", notFound)
 		expectPage(t, r.Client, "https://"+defaultCertName+"/", notFound)
@@ -118,13 +118,13 @@ func TestErrorPage404(t *testing.T) {
 		expect(t, r.Client, "http://www.errors.example.com/", want{200, "web", "/"})
 	})
 	t.Run("default 503 page", func(t *testing.T) {
-		_, r := errorPageRouter(t, env, nil, []byte(custom404))
+		r := errorPageRouter(t, env, nil, []byte(custom404))
 		expectPage(t, r.Client, "http://unknown.errors.example.com/", errorPage{status: 404, text: "custom 404: nothing here", header: "custom-404"})
 		expectPage(t, r.Client, "http://empty.errors.example.com/", errorPage{status: 503, text: "<title>Application is not available</title>"})
 	})
 	t.Run("default 404 page", func(t *testing.T) {
 		// ROUTER_ERRORFILE_404 names a file, but none reached the renderer: haroute's own 404 page.
-		_, r := errorPageRouter(t, env, nil, nil)
+		r := errorPageRouter(t, env, nil, nil)
 		expectPage(t, r.Client, "http://unknown.errors.example.com/", errorPage{status: 404, text: "<title>Not found</title>"})
 	})
 }

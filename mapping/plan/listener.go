@@ -28,7 +28,7 @@ func (SetListenerFile) isOp() {}
 
 func (o SetListenerFile) String() string { return fmt.Sprintf("set %s (%d bytes)", o.File, len(o.PEM)) }
 
-// ListenerChanged: a listener file appeared or went (model.ListenerFiles), which changes the lines of
+// ListenerChanged is the reason of a reload when a listener file appeared or went (model.ListenerFiles), which changes the lines of
 // the terminating listeners (CRLs for client certificates, or a default certificate that was the
 // renderer's), or the client CA bundle changed.
 const ListenerChanged ReasonKind = "ListenerChanged"

@@ -69,20 +69,31 @@ func otherCertTransaction(reply, certPath string) (string, bool) {
 
 // CommitCert commits the transaction of certPath (ErrNotFound without one).
 func CommitCert(ctx context.Context, r Runner, certPath string) error {
-	cmd, err := line("commit", "ssl", "cert", certPath)
-	if err != nil {
-		return err
-	}
-	return expectCommit(ctx, r, cmd, certPath)
+	return commitTransaction(ctx, r, "cert", certPath)
 }
 
 // AbortCert aborts the transaction of certPath (ErrNotFound without one).
 func AbortCert(ctx context.Context, r Runner, certPath string) error {
-	cmd, err := line("abort", "ssl", "cert", certPath)
+	return abortTransaction(ctx, r, "cert", certPath)
+}
+
+// commitTransaction sends `commit ssl <kind> <path>` (kind: cert, ca-file, crl-file) and checks the
+// answer.
+func commitTransaction(ctx context.Context, r Runner, kind, path string) error {
+	cmd, err := line("commit", "ssl", kind, path)
 	if err != nil {
 		return err
 	}
-	return expect(ctx, r, cmd, fmt.Sprintf(fmtAborted, certPath))
+	return expectCommit(ctx, r, cmd, path)
+}
+
+// abortTransaction sends `abort ssl <kind> <path>`; HAProxy answers the same for every kind.
+func abortTransaction(ctx context.Context, r Runner, kind, path string) error {
+	cmd, err := line("abort", "ssl", kind, path)
+	if err != nil {
+		return err
+	}
+	return expect(ctx, r, cmd, fmt.Sprintf(fmtAborted, path))
 }
 
 // DelCert deletes an unused certificate: ErrBusy while a crt-list line uses it, ErrNotFound when it
@@ -295,20 +306,12 @@ func SplitPEM(pem string, limit int) ([]string, error) {
 
 // CommitCAFile commits the transaction of caPath.
 func CommitCAFile(ctx context.Context, r Runner, caPath string) error {
-	cmd, err := line("commit", "ssl", "ca-file", caPath)
-	if err != nil {
-		return err
-	}
-	return expectCommit(ctx, r, cmd, caPath)
+	return commitTransaction(ctx, r, "ca-file", caPath)
 }
 
 // AbortCAFile aborts the transaction of caPath (ErrNotFound without one).
 func AbortCAFile(ctx context.Context, r Runner, caPath string) error {
-	cmd, err := line("abort", "ssl", "ca-file", caPath)
-	if err != nil {
-		return err
-	}
-	return expect(ctx, r, cmd, fmt.Sprintf(fmtAborted, caPath))
+	return abortTransaction(ctx, r, "ca-file", caPath)
 }
 
 // DelCAFile deletes an unused CA file. Checked on 2.6.12: HAProxy does not count servers added at
@@ -339,20 +342,12 @@ func SetCRLFile(ctx context.Context, r Runner, crlPath, pem string) error {
 
 // CommitCRLFile commits the transaction of crlPath.
 func CommitCRLFile(ctx context.Context, r Runner, crlPath string) error {
-	cmd, err := line("commit", "ssl", "crl-file", crlPath)
-	if err != nil {
-		return err
-	}
-	return expectCommit(ctx, r, cmd, crlPath)
+	return commitTransaction(ctx, r, "crl-file", crlPath)
 }
 
 // AbortCRLFile aborts the transaction of crlPath (ErrNotFound without one).
 func AbortCRLFile(ctx context.Context, r Runner, crlPath string) error {
-	cmd, err := line("abort", "ssl", "crl-file", crlPath)
-	if err != nil {
-		return err
-	}
-	return expect(ctx, r, cmd, fmt.Sprintf(fmtAborted, crlPath))
+	return abortTransaction(ctx, r, "crl-file", crlPath)
 }
 
 // ShowInfo returns `show info` as name → value.
