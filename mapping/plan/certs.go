@@ -29,6 +29,28 @@ func caOps(from, to []model.CAFile) (sets, dels []Op) {
 	return sets, dels
 }
 
+// caFileReasons returns a CAFileChanged reason per CA bundle present in both lists (sorted by name)
+// with another content: HAProxy's existing servers would keep verifying with the old one.
+func caFileReasons(from, to []model.CAFile) []Reason {
+	var out []Reason
+	i, j := 0, 0
+	for i < len(from) && j < len(to) {
+		switch {
+		case from[i].Name < to[j].Name:
+			i++
+		case to[j].Name < from[i].Name:
+			j++
+		default:
+			if from[i].PEM != to[j].PEM {
+				out = append(out, Reason{Kind: CAFileChanged, Subject: to[j].Name})
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}
+
 // certOps returns the certificate and crt-list operations (Diff steps 2 and 6). adds holds every
 // SetCertificate (New when from lacks it) for new or changed PEM, then the crt-list changes:
 // AddCrtListEntry for a new certificate, DelCrtListEntry + AddCrtListEntry for a kept certificate

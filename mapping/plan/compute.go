@@ -51,6 +51,7 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 	reasons := settingsReasons(&applied.Settings, &desired.Settings)
 	reasons = append(reasons, frontendReasons(applied.Frontends, desired.Frontends)...)
 	reasons = append(reasons, listenerReasons(&applied.Listener, &desired.Listener)...)
+	reasons = append(reasons, caFileReasons(applied.CAFiles, desired.CAFiles)...)
 	var m matching
 	if len(reasons) == 0 {
 		m = matchBackends(applied, desired)

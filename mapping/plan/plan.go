@@ -81,6 +81,10 @@ const (
 	// PoolRefill: the caller asked for the spare pool to be refilled ahead of demand (Options.Refill)
 	// and a pool holds fewer free spares than its size.
 	PoolRefill ReasonKind = "PoolRefill"
+	// CAFileChanged: a CA bundle that verifies reencrypt servers changed. `commit ssl ca-file`
+	// answers Success but the servers that already verify with it keep the old bundle (2.6, 3.0 and
+	// 3.2 checked), so the new one reaches them only through a reload.
+	CAFileChanged ReasonKind = "CAFileChanged"
 )
 
 // Reason is one structural reason with the thing it concerns.
