@@ -5,12 +5,14 @@ package framework
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -52,17 +54,77 @@ const (
 	streamMax  = 30 * time.Minute
 )
 
+// EchoPath is the path on which a backend answers with the request as it received it (an Echo, as
+// JSON), so that a test sees what the router sent the pod: headers added, replaced or removed, the
+// client's TLS identity in X-SSL-* headers. Its query chooses the response: every "set" parameter,
+// "Name:value", adds that response header (Content-Type included, application/json otherwise), and
+// "pad" adds that many bytes of padding to the body (for compression).
+const EchoPath = "/_e2e/echo"
+
+// echoMaxPad bounds the pad parameter of EchoPath.
+const echoMaxPad = 1 << 20
+
+// Echo is what a backend answers on EchoPath.
+type Echo struct {
+	// Backend is the backend's name.
+	Backend string `json:"backend"`
+	// Method, Host and URI are the request line's method and target, and the Host header.
+	Method string `json:"method"`
+	Host   string `json:"host"`
+	URI    string `json:"uri"`
+	// Header are the request headers (names in Go's canonical form).
+	Header http.Header `json:"header"`
+	// TLS reports whether the request came over TLS (a reencrypt Route's connection).
+	TLS bool `json:"tls"`
+	// Pad is the padding asked for.
+	Pad string `json:"pad,omitempty"`
+}
+
 // backendHandler answers every request with 200, X-Backend: name and the body
-// "<name> <method> <path>\n", and StreamPath with a stream of ticks.
+// "<name> <method> <path>\n", StreamPath with a stream of ticks and EchoPath with an Echo.
 func backendHandler(name string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(testbed.HeaderBackend, name)
-		if r.URL.Path == StreamPath {
+		switch r.URL.Path {
+		case StreamPath:
 			stream(w, r, name)
+			return
+		case EchoPath:
+			echo(w, r, name)
 			return
 		}
 		_, _ = fmt.Fprintf(w, "%s %s %s\n", name, r.Method, r.URL.Path)
 	})
+}
+
+// echo answers r with an Echo of it, with the response headers and padding its query asks for.
+func echo(w http.ResponseWriter, r *http.Request, name string) {
+	q := r.URL.Query()
+	pad := 0
+	if v := q.Get("pad"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > echoMaxPad {
+			http.Error(w, fmt.Sprintf("pad=%q: want 0-%d", v, echoMaxPad), http.StatusBadRequest)
+			return
+		}
+		pad = n
+	}
+	w.Header().Set("Content-Type", "application/json")
+	for _, kv := range q["set"] {
+		k, v, ok := strings.Cut(kv, ":")
+		if !ok || k == "" {
+			http.Error(w, fmt.Sprintf("set=%q: want Name:value", kv), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set(k, v)
+	}
+	body, err := json.Marshal(Echo{Backend: name, Method: r.Method, Host: r.Host, URI: r.RequestURI,
+		Header: r.Header, TLS: r.TLS != nil, Pad: strings.Repeat("a", pad)})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	_, _ = w.Write(body)
 }
 
 // stream writes a tick line every StreamTick (bounded by streamMax) until the request's context ends

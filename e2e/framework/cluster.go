@@ -80,6 +80,8 @@ type Cluster struct {
 	apiserverBin  string
 	apiserverArgs []string
 	adminToken    string
+	// serviceCA stands for OpenShift's service CA (ServiceCA).
+	serviceCA *testbed.CA
 }
 
 // Start runs etcd and kube-apiserver for the test, installs the Route CRD and the router's RBAC.

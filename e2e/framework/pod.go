@@ -21,6 +21,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/manifests"
@@ -48,9 +49,14 @@ const (
 // (readOnlyRootFilesystem), the emptyDir is a writable directory mapped from /var/lib/haproxy, and
 // /run/secrets/kubernetes.io/serviceaccount holds a token the API server issued for the manifest's
 // ServiceAccount (TokenRequest), the cluster CA and the namespace. KUBERNETES_SERVICE_HOST and _PORT
-// point at the API server, as the kubelet sets them. "haproxy" and the haroute image's entrypoint are
-// the binaries under test. Processes share the host's network namespace: the containers' ports are
-// the manifest's own (they must be free).
+// point at the API server, as the kubelet sets them. Secret and ConfigMap volumes are read from the
+// API server and written the kubelet's way (WriteKubeletVolume) into directories of their own: one
+// mounted inside the emptyDir is bound onto its place there; for one mounted elsewhere, its path is
+// rewritten to its directory in the containers' args and env (the replay's root is the machine's,
+// where /etc/pki and the like are not the test's to mount over). OpenShift's service CA is played for
+// the objects applied (serving certificates, CA bundles). "haproxy" and the haroute image's
+// entrypoint are the binaries under test. Processes share the host's network namespace: the
+// containers' ports are the manifest's own (they must be free).
 type Pod struct {
 	// Dir is the emptyDir (mapped /var/lib/haproxy).
 	Dir string
@@ -60,7 +66,7 @@ type Pod struct {
 	HTTPPort, HTTPSPort, StatsPort int
 	// Client sends requests to HAProxy's public ports.
 	Client *testbed.Client
-	// Master talks to HAProxy's master socket.
+	// Master talks to HAProxy's master socket (the haproxy container's -S).
 	Master *socket.Master
 	// HAProxy and Haroute are the running containers' processes.
 	HAProxy, Haroute *testbed.Process
@@ -72,6 +78,11 @@ type Pod struct {
 	kubelet    []string // the env the kubelet adds
 	uid, gid   int64
 	restarts   map[string]int
+	// kube reads the volumes' Secrets and ConfigMaps of namespace; volumes holds the directories
+	// written for them, by volume name.
+	kube      kubernetes.Interface
+	namespace string
+	volumes   map[string]string
 }
 
 // ReplayPod applies variant's objects, then runs its pod: the init containers to completion, then
@@ -102,6 +113,7 @@ func (c *Cluster) ReplayPod(t *testing.T, variant string, sccUID int64) *Pod {
 			deps = append(deps, o)
 		}
 	}
+	c.playServiceCA(ctx, t, objs)
 	if len(deps) != 1 {
 		t.Fatalf("%s: %d Deployments, want 1", variant, len(deps))
 	}
@@ -122,7 +134,8 @@ func (c *Cluster) ReplayPod(t *testing.T, variant string, sccUID int64) *Pod {
 func (c *Cluster) newPod(ctx context.Context, t *testing.T, dep *appsv1.Deployment, sccUID int64) *Pod {
 	t.Helper()
 	spec := dep.Spec.Template.Spec
-	p := &Pod{Spec: spec, t: t, uid: sccUID, gid: sccUID, restarts: map[string]int{}}
+	p := &Pod{Spec: spec, t: t, uid: sccUID, gid: sccUID, restarts: map[string]int{},
+		kube: c.Kube, namespace: dep.Namespace, volumes: map[string]string{}}
 	if psc := spec.SecurityContext; psc != nil {
 		if psc.RunAsUser != nil {
 			p.uid = *psc.RunAsUser
@@ -194,8 +207,26 @@ func (c *Cluster) newPod(ctx context.Context, t *testing.T, dep *appsv1.Deployme
 		_ = l.Close()
 	}
 	p.Client = testbed.NewClient(t, p.HTTPPort, p.HTTPSPort, nil)
-	p.Master = socket.NewMaster(filepath.Join(p.Dir, "run", "master.sock"), socket.Options{})
+	p.Master = socket.NewMaster(p.masterSocket(), socket.Options{})
 	return p
+}
+
+// masterSocket returns the path of HAProxy's master socket: the haproxy container's -S (its options
+// after a comma left out, the volume path mapped), run/master.sock when it has none.
+func (p *Pod) masterSocket() string {
+	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+		if c.Name != "haproxy" {
+			continue
+		}
+		argv := append(append([]string{}, c.Command...), c.Args...)
+		for i := 0; i+1 < len(argv); i++ {
+			if argv[i] == "-S" {
+				path, _, _ := strings.Cut(argv[i+1], ",")
+				return strings.Replace(path, podVolumePath, p.Dir, 1)
+			}
+		}
+	}
+	return filepath.Join(p.Dir, "run", "master.sock")
 }
 
 // copyExecutable copies the binary src to dst (mode 0755) and returns dst.
@@ -238,13 +269,9 @@ func (p *Pod) command(c corev1.Container) *exec.Cmd {
 		t.Fatalf("container %s: command %q of image %s: not one the replay knows", c.Name, c.Command, c.Image)
 	}
 	argv = append(argv, c.Args...)
+	mounts, binds := p.containerPaths(c)
 	for i := 1; i < len(argv); i++ {
-		argv[i] = strings.ReplaceAll(argv[i], podVolumePath, p.Dir)
-	}
-	for _, m := range c.VolumeMounts {
-		if m.MountPath != podVolumePath {
-			t.Fatalf("container %s mounts %s: the replay maps %s only", c.Name, m.MountPath, podVolumePath)
-		}
+		argv[i] = mapPaths(argv[i], mounts)
 	}
 	env := append([]string{}, p.kubelet...)
 	if c.Name == "haproxy" {
@@ -261,11 +288,13 @@ func (p *Pod) command(c corev1.Container) *exec.Cmd {
 				v = replayPodIP
 			case f != nil && f.FieldPath == "status.hostIP":
 				v = "192.0.2.2"
+			case f != nil && f.FieldPath == "metadata.namespace":
+				v = p.namespace
 			default:
 				t.Fatalf("container %s: env %s from a source the replay cannot give: %+v", c.Name, e.Name, e.ValueFrom)
 			}
 		}
-		env = append(env, e.Name+"="+v)
+		env = append(env, e.Name+"="+mapPaths(v, mounts))
 	}
 	tools := map[string]string{}
 	for _, name := range []string{"unshare", "mount", "mkdir", "cp", "setpriv"} {
@@ -275,18 +304,19 @@ func (p *Pod) command(c corev1.Container) *exec.Cmd {
 		}
 		tools[name] = path
 	}
-	// Run by unshare in a new mount namespace (private propagation): the volume stays writable, /run
-	// is a fresh tmpfs with the ServiceAccount files, the root becomes read-only, then setpriv takes
-	// the pod's identity and execs the container's argv. The PID stays the same throughout.
+	// Run by unshare in a new mount namespace (private propagation): the volume stays writable, the
+	// volumes mounted inside it are bound onto their places, /run is a fresh tmpfs with the
+	// ServiceAccount files, the root becomes read-only, then setpriv takes the pod's identity and
+	// execs the container's argv. The PID stays the same throughout.
 	script := fmt.Sprintf(`set -e
 %[1]s --bind "$1" "$1"
-%[1]s -t tmpfs -o mode=0755 tmpfs /run
+%[8]s%[1]s -t tmpfs -o mode=0755 tmpfs /run
 %[2]s -p %[4]s
 %[3]s "$2"/token "$2"/ca.crt "$2"/namespace %[4]s/
 %[1]s -o remount,bind,ro /
 shift 2
 exec %[5]s --reuid=%[6]d --regid=%[7]d --clear-groups --no-new-privs --bounding-set=-all --pdeathsig=SIGKILL -- "$@"`,
-		tools["mount"], tools["mkdir"], tools["cp"], saDir, tools["setpriv"], p.uid, p.gid)
+		tools["mount"], tools["mkdir"], tools["cp"], saDir, tools["setpriv"], p.uid, p.gid, bindScript(tools["mount"], binds))
 	args := append([]string{"--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", p.Dir, filepath.Join(p.root, "serviceaccount")}, argv...)
 	cmd := exec.Command(tools["unshare"], args...)
 	cmd.Env = env

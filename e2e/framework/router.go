@@ -82,10 +82,27 @@ func (c *Cluster) StartRouterArgs(t *testing.T, args []string, env ...string) *C
 func (c *Cluster) StartSidecarRouter(t *testing.T, env ...string) *ClusterRouter {
 	t.Helper()
 	r := c.newRouter(t)
-	r.RunOnce(nil, env...)
-	r.HAProxy = testbed.Start(t, r.Dir)
-	r.Start(nil, env...)
+	r.StartSidecar(t, nil, env...)
 	return r
+}
+
+// NewRouter prepares a router as StartRouter does, without starting it: its HAProxy directory and
+// ports are known before the start, for an environment that names them (a master socket, a mounted
+// file inside the HAProxy directory). Start it with Start([]string{testbed.ManagedHAProxyFlag()},
+// env...) for a managed HAProxy, or with StartSidecar.
+func (c *Cluster) NewRouter(t *testing.T) *ClusterRouter {
+	t.Helper()
+	return c.newRouter(t)
+}
+
+// StartSidecar starts a router from NewRouter the way StartSidecarRouter does: `haroute run --once`,
+// then HAProxy started by the test on the files it wrote, then `haroute run`; args are extra flags of
+// both runs.
+func (r *ClusterRouter) StartSidecar(t *testing.T, args []string, env ...string) {
+	t.Helper()
+	r.RunOnce(args, env...)
+	r.HAProxy = testbed.Start(t, r.Dir)
+	r.Start(args, env...)
 }
 
 // newRouter prepares a router process with the cluster suite's flags, environment and bounds.
