@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
+	"github.com/haroute/haroute/e2e/operatorenv"
 	"github.com/haroute/haroute/manifests"
 )
 
@@ -211,4 +212,196 @@ func TestCRDIsOpenShiftAPIs(t *testing.T) {
 	if string(a) != string(b) || !strings.Contains(string(a), "name: routes.route.openshift.io") {
 		t.Error("manifests/crd/routes.crd.yaml differs from e2e/framework/testdata/routes.crd.yaml")
 	}
+}
+
+// TestOpenShiftOverlayFollowsTheOperator: the openshift overlay runs haroute with the names and files
+// of the router OpenShift's ingress operator deploys, as captured from the operator
+// (e2e/cluster/testdata/operator/default.yaml): the operator's variable names (not haroute's older
+// ones), the operator's values but for the stated differences, each file a variable names in a
+// volume of the same kind mounted at the operator's path (read-only as there, and never optional:
+// haroute refuses to start without any of these files), HAProxy's master socket at
+// ROUTER_HAPROXY_ADMIN_UNIX_SOCKET, the Secrets and the CA bundle asked of OpenShift's service CA
+// under the names the volumes use, and the same variables for the init container.
+func TestOpenShiftOverlayFollowsTheOperator(t *testing.T) {
+	captured, err := operatorenv.Load(filepath.Join("..", "e2e", "cluster", "testdata", "operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, ok := captured["default"]
+	if !ok {
+		t.Fatal("no captured default variant")
+	}
+	opEnv := op.Env()
+	const variant = "overlays/openshift"
+	deps := objects[appsv1.Deployment](t, variant, "Deployment")
+	if len(deps) != 1 {
+		t.Fatalf("%d Deployments", len(deps))
+	}
+	spec := deps[0].Spec.Template.Spec
+	haroute, init, haproxy := container(t, spec, "haroute"), container(t, spec, "init"), container(t, spec, "haproxy")
+	env := map[string]corev1.EnvVar{}
+	for _, e := range haroute.Env {
+		env[e.Name] = e
+	}
+
+	// The operator's names for what the overlay sets.
+	for _, name := range []string{"ROUTER_SERVICE_NAME", "ROUTER_SERVICE_NAMESPACE", "DEFAULT_CERTIFICATE_DIR",
+		"DEFAULT_DESTINATION_CA_PATH", "ROUTER_HAPROXY_ADMIN_UNIX_SOCKET", "ROUTER_DISABLE_HTTP2", "ROUTER_METRICS_TYPE",
+		"ROUTER_METRICS_TLS_CERT_FILE", "ROUTER_METRICS_TLS_KEY_FILE", "STATS_USERNAME_FILE", "STATS_PASSWORD_FILE",
+		"ROUTER_SERVICE_HTTP_PORT", "ROUTER_SERVICE_HTTPS_PORT", "STATS_PORT"} {
+		if _, ok := opEnv[name]; !ok {
+			t.Errorf("the operator's capture no longer sets %s: review the overlay against it", name)
+		}
+		if _, ok := env[name]; !ok {
+			t.Errorf("the haroute container does not set %s, which the operator sets", name)
+		}
+	}
+	for _, old := range []string{"ROUTER_NAME", "DEFAULT_CERTIFICATE", "DEFAULT_CERTIFICATE_PATH", "STATS_USERNAME", "STATS_PASSWORD"} {
+		if _, ok := env[old]; ok {
+			t.Errorf("the haroute container sets %s: the operator uses another variable for it", old)
+		}
+	}
+
+	// The operator's values, but for these.
+	differ := map[string]string{
+		"ROUTER_SERVICE_NAME":       "haroute", // the IngressController's name there
+		"ROUTER_SERVICE_HTTP_PORT":  "8080",    // a non-root pod; the operator's HostNetwork binds 80
+		"ROUTER_SERVICE_HTTPS_PORT": "8443",
+	}
+	for name, e := range env {
+		opValue, both := opEnv[name]
+		switch {
+		case !both:
+		case name == "ROUTER_SERVICE_NAMESPACE":
+			// The operator writes its namespace (openshift-ingress); the overlay's is the pod's own.
+			if f := e.ValueFrom; f == nil || f.FieldRef == nil || f.FieldRef.FieldPath != "metadata.namespace" {
+				t.Errorf("ROUTER_SERVICE_NAMESPACE: want the downward API's metadata.namespace, got %+v", e)
+			}
+		case differ[name] != "":
+			if e.Value != differ[name] {
+				t.Errorf("%s=%q, want %q", name, e.Value, differ[name])
+			}
+		case e.ValueFrom != nil || e.Value != opValue:
+			t.Errorf("%s=%q (from %v), the operator's is %q", name, e.Value, e.ValueFrom, opValue)
+		}
+	}
+
+	// Each file a variable names: a volume of the same kind at the operator's mount path.
+	opVolumes := map[string]string{}
+	for _, v := range op.Volumes {
+		opVolumes[v.Name] = v.Kind
+	}
+	volumes := map[string]corev1.Volume{}
+	for _, v := range spec.Volumes {
+		volumes[v.Name] = v
+	}
+	for name, value := range opEnv {
+		if _, both := env[name]; !both || !strings.HasPrefix(value, "/") {
+			continue
+		}
+		opMount, ok := holding(op.VolumeMounts, value)
+		if !ok {
+			t.Errorf("%s=%s: no mount of the operator's router holds it", name, value)
+			continue
+		}
+		m, ok := holding(haroute.VolumeMounts, value)
+		switch {
+		case !ok || m.MountPath != opMount.MountPath:
+			t.Errorf("%s=%s: the operator mounts %s at %s, the haroute container %q", name, value, opMount.Name, opMount.MountPath, m.MountPath)
+		case volumeKind(volumes[m.Name]) != opVolumes[opMount.Name]:
+			t.Errorf("%s=%s: volume %s is a %s, the operator's %s a %s", name, value, m.Name, volumeKind(volumes[m.Name]), opMount.Name, opVolumes[opMount.Name])
+		case m.ReadOnly != opMount.ReadOnly:
+			t.Errorf("%s=%s: mount %s read-only %v, the operator's %v", name, value, m.MountPath, m.ReadOnly, opMount.ReadOnly)
+		case optional(volumes[m.Name]):
+			t.Errorf("%s=%s: volume %s is optional, and haroute refuses to start without the file", name, value, m.Name)
+		}
+	}
+
+	// HAProxy's master socket is ROUTER_HAPROXY_ADMIN_UNIX_SOCKET; HAProxy reads the service CA
+	// bundle itself (the configuration names DEFAULT_DESTINATION_CA_PATH), so it mounts it too.
+	sock := env["ROUTER_HAPROXY_ADMIN_UNIX_SOCKET"].Value
+	if i := slices.Index(haproxy.Command, "-S"); i < 0 || i+1 >= len(haproxy.Command) || strings.Split(haproxy.Command[i+1], ",")[0] != sock {
+		t.Errorf("haproxy %q: want -S %s", haproxy.Command, sock)
+	}
+	ca := env["DEFAULT_DESTINATION_CA_PATH"].Value
+	if m, ok := holding(haproxy.VolumeMounts, ca); !ok || m.Name != "service-ca-bundle" {
+		t.Errorf("the haproxy container does not mount the service CA bundle for %s (%+v)", ca, m)
+	}
+
+	// OpenShift's service CA makes the two TLS Secrets and fills the bundle, under the volumes' names.
+	annotated := map[string]string{}
+	for _, svc := range objects[corev1.Service](t, variant, "Service") {
+		annotated[svc.Name] = svc.Annotations["service.beta.openshift.io/serving-cert-secret-name"]
+	}
+	for svc, vol := range map[string]string{"haroute": "default-certificate", "haroute-metrics": "metrics-certs"} {
+		if v := volumes[vol]; v.Secret == nil || annotated[svc] != v.Secret.SecretName {
+			t.Errorf("Service %s asks the service CA for Secret %q; volume %s mounts %+v", svc, annotated[svc], vol, v.VolumeSource)
+		}
+	}
+	bundle := volumes["service-ca-bundle"]
+	found := false
+	for _, cm := range objects[corev1.ConfigMap](t, variant, "ConfigMap") {
+		if bundle.ConfigMap != nil && cm.Name == bundle.ConfigMap.Name {
+			found = cm.Annotations["service.beta.openshift.io/inject-cabundle"] == "true"
+		}
+	}
+	if !found {
+		t.Errorf("no ConfigMap for volume service-ca-bundle that asks the service CA for its bundle")
+	}
+
+	// The init container writes what the sidecar would: the same variables.
+	if !slices.EqualFunc(init.Env, haroute.Env, func(a, b corev1.EnvVar) bool {
+		return a.Name == b.Name && a.Value == b.Value && (a.ValueFrom == nil) == (b.ValueFrom == nil)
+	}) {
+		t.Error("the init and haroute containers have different environments")
+	}
+}
+
+// container returns the pod's container (init containers included) named name.
+func container(t *testing.T, spec corev1.PodSpec, name string) corev1.Container {
+	t.Helper()
+	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no container %s", name)
+	return corev1.Container{}
+}
+
+// holding returns the mount whose path holds path (the longest such mount path).
+func holding(mounts []corev1.VolumeMount, path string) (corev1.VolumeMount, bool) {
+	var best corev1.VolumeMount
+	for _, m := range mounts {
+		if (path == m.MountPath || strings.HasPrefix(path, m.MountPath+"/")) && len(m.MountPath) > len(best.MountPath) {
+			best = m
+		}
+	}
+	return best, best.MountPath != ""
+}
+
+// volumeKind names a volume's source as operatorenv.Volume.Kind does.
+func volumeKind(v corev1.Volume) string {
+	switch {
+	case v.Secret != nil:
+		return "secret"
+	case v.ConfigMap != nil:
+		return "configMap"
+	case v.EmptyDir != nil:
+		return "emptyDir"
+	case v.Projected != nil:
+		return "projected"
+	}
+	return "unknown"
+}
+
+// optional reports whether a Secret or ConfigMap volume may be missing.
+func optional(v corev1.Volume) bool {
+	switch {
+	case v.Secret != nil:
+		return v.Secret.Optional != nil && *v.Secret.Optional
+	case v.ConfigMap != nil:
+		return v.ConfigMap.Optional != nil && *v.ConfigMap.Optional
+	}
+	return false
 }

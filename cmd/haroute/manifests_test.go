@@ -56,7 +56,22 @@ func TestManifestCommandLines(t *testing.T) {
 func checkPodCommandLines(t *testing.T, spec corev1.PodSpec, doc string) {
 	dir := t.TempDir()
 	empty := t.TempDir()
-	mapPath := func(s string) string { return strings.ReplaceAll(s, podVolume, dir) }
+	// Every other volume (the Secrets and ConfigMaps of the openshift overlay) gets a directory of its
+	// own, which the files the variables name are written into below.
+	mounts := map[string]string{podVolume: dir}
+	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
+		for _, m := range c.VolumeMounts {
+			if _, ok := mounts[m.MountPath]; !ok && !strings.HasPrefix(m.MountPath, podVolume+"/") {
+				mounts[m.MountPath] = t.TempDir()
+			}
+		}
+	}
+	mapPath := func(s string) string {
+		for from, to := range mounts { // none lies inside another
+			s = strings.ReplaceAll(s, from, to)
+		}
+		return s
+	}
 	var haproxy *corev1.Container
 	for _, c := range append(slices.Clone(spec.InitContainers), spec.Containers...) {
 		if c.Name == "haproxy" {
@@ -82,9 +97,10 @@ func checkPodCommandLines(t *testing.T, spec corev1.PodSpec, doc string) {
 			if err != nil {
 				t.Fatalf("container %s: %v", c.Name, err)
 			}
-			env[e.Name] = v
+			env[e.Name] = mapPath(v)
 			requireDocumented(t, doc, e.Name)
 		}
+		writeNamedFiles(t, env)
 		read := recordReads(env)
 		if res := runCLIWith(t, read.getenv, args...); res.err != nil {
 			t.Fatalf("container %s: haroute %q refused: %v\n%s", c.Name, args, res.err, res.stderr)
@@ -135,9 +151,47 @@ func downwardValue(e corev1.EnvVar) (string, error) {
 			return "192.0.2.1,2001:db8::1", nil
 		case "status.hostIP":
 			return "192.0.2.2", nil
+		case "metadata.namespace":
+			return "haroute", nil
 		}
 	}
 	return "", fmt.Errorf("env %s from a source the test cannot give: %+v", e.Name, e.ValueFrom)
+}
+
+// writeNamedFiles writes what the Secrets and ConfigMaps of a pod would hold into the files env's
+// variables name: a default certificate Secret (tls.crt, tls.key), a metrics serving certificate,
+// the stats credentials and a service CA bundle.
+func writeNamedFiles(t *testing.T, env map[string]string) {
+	t.Helper()
+	ca := testbed.NewCA(t, "manifests CA")
+	write := func(p string, data []byte) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := env["DEFAULT_CERTIFICATE_DIR"]; d != "" {
+		crt, key := ca.Issue(t, "*.apps.example.com")
+		write(filepath.Join(d, "tls.crt"), crt)
+		write(filepath.Join(d, "tls.key"), key)
+	}
+	if c, k := env["ROUTER_METRICS_TLS_CERT_FILE"], env["ROUTER_METRICS_TLS_KEY_FILE"]; c != "" && k != "" {
+		crt, key := ca.Issue(t, "haroute-metrics.haroute.svc")
+		write(c, crt)
+		write(k, key)
+	}
+	for name, value := range map[string]string{"STATS_USERNAME_FILE": "admin", "STATS_PASSWORD_FILE": "secret"} {
+		if p := env[name]; p != "" {
+			write(p, []byte(value))
+		}
+	}
+	for _, name := range []string{"DEFAULT_DESTINATION_CA_PATH", "ROUTER_MUTUAL_TLS_AUTH_CA"} {
+		if p := env[name]; p != "" {
+			write(p, ca.PEM())
+		}
+	}
 }
 
 // requireDocumented fails the test when docs/deploy.md does not name word in backquotes.

@@ -4,13 +4,20 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/haroute/haroute/e2e/framework"
 	"github.com/haroute/haroute/e2e/testbed"
@@ -127,19 +134,34 @@ func TestManifestPod(t *testing.T) {
 }
 
 // TestManifestPodOpenShift replays the openshift overlay's pod as OpenShift's restricted SCC runs it:
-// as an arbitrary UID the template does not name. It serves only the Routes labelled router=haroute
-// and writes its status under the name haroute, so that the default router, told to skip that label,
-// can run next to it; an endpoint change is still applied without a reload.
+// as an arbitrary UID the template does not name, with the stats Secret docs/deploy.md has the user
+// create and the Secrets and CA bundle OpenShift's service CA makes (the replay plays it). It serves
+// only the Routes labelled router=haroute and writes its status under the name haroute, so that the
+// default router, told to skip that label, can run next to it; /metrics answers over HTTPS with the
+// service CA's certificate and the stats credentials; an endpoint change is still applied without a
+// reload.
 func TestManifestPodOpenShift(t *testing.T) {
 	c, ns, pods := framework.Setup(t, "ocp")
 	bs := pods.StartBackends("web-1", "web-2")
 	c.CreateService(t, ns, "web", bs[0])
 	c.CreateRoute(t, ns, "mine", "mine.e2e.test", "web", framework.Labels("router", "haroute"))
 	c.CreateRoute(t, ns, "theirs", "theirs.e2e.test", "web")
+	const statsUser, statsPassword = "scraper", "e2e-stats-password"
+	if _, err := c.Kube.CoreV1().Secrets(framework.RouterNamespace).Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "router-stats-haroute"},
+		StringData: map[string]string{"statsUsername": statsUser, "statsPassword": statsPassword},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 
 	const sccUID = 1000650000
 	p := c.ReplayPod(t, "overlays/openshift", sccUID)
 	p.CheckProbes()
+	if err := framework.Eventually(func() error {
+		return metricsOverHTTPS(p.StatsPort, "haroute-metrics."+framework.RouterNamespace+".svc", c.ServiceCA(t).Pool(), statsUser, statsPassword)
+	}); err != nil {
+		t.Error(err)
+	}
 	if err := framework.Eventually(func() error { return answersFrom(p.Client, "http://mine.e2e.test/", "web-1") }); err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +184,28 @@ func TestManifestPodOpenShift(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(p.Dir, "conf", "haproxy.cfg")); err != nil || st.Sys().(*syscall.Stat_t).Uid != sccUID {
 		t.Errorf("haproxy.cfg is not the SCC user's: %v", err)
 	}
+}
+
+// metricsOverHTTPS checks that GET /metrics over HTTPS on port answers 200 with the credentials, with
+// a certificate roots trust for serverName.
+func metricsOverHTTPS(port int, serverName string, roots *x509.CertPool, user, password string) error {
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName, MinVersion: tls.VersionTLS12}}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("https://127.0.0.1:%d/metrics", port), nil)
+	if err != nil {
+		return err
+	}
+	req.SetBasicAuth(user, password)
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("GET /metrics over https: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "haroute_") {
+		return fmt.Errorf("GET /metrics over https: %d %.200q", resp.StatusCode, body)
+	}
+	return nil
 }
 
 // answersFrom checks that a few GETs of url are answered 200 by exactly the backends want (each of
