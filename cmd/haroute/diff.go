@@ -56,7 +56,7 @@ func newDiffCommand(a *app) *cobra.Command {
 			})
 		},
 	}
-	f.add(cmd)
+	f.add(a, cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&manifests, flagManifests, "", "the desired state from this folder of manifests")
 	fl.StringVar(&kubeconfig, flagKubeconfig, "", "the desired state from the cluster of this kubeconfig [KUBECONFIG]; without it and --manifests: in-cluster")

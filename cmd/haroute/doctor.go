@@ -29,7 +29,7 @@ func newDoctorCommand(a *app) *cobra.Command {
 			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error { return a.doctor(ctx, src, f, manifests) })
 		},
 	}
-	f.add(cmd)
+	f.add(a, cmd)
 	cmd.Flags().StringVar(&manifests, flagManifests, "", "check this folder of manifests offline (translated as run does), without HAProxy")
 	return cmd
 }

@@ -41,7 +41,7 @@ func newExplainCommand(a *app) *cobra.Command {
 			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error { return a.explain(ctx, src, f, req, manifests) })
 		},
 	}
-	f.add(cmd)
+	f.add(a, cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&sni, "sni", "", "TLS server name for https (default: the host)")
 	fl.StringVarP(&header, "header", "H", "", "the Host header, as 'Host: name' (default: the URL's host)")

@@ -40,13 +40,15 @@ type inspectFlags struct {
 	output, namespace, selector                        string
 	noHeaders, watch                                   bool
 	interval                                           time.Duration
+	getenv                                             func(string) string
 }
 
-func (f *inspectFlags) add(cmd *cobra.Command) {
+func (f *inspectFlags) add(a *app, cmd *cobra.Command) {
+	f.getenv = a.getenv
 	fl := cmd.Flags()
 	fl.StringVar(&f.haproxyDir, flagHAProxyDir, defaultHAProxyDir, "HAProxy directory as haroute run lays it out (its run/ holds the sockets)")
 	fl.StringVar(&f.adminSocket, flagAdminSocket, "", "HAProxy admin socket (default <haproxy-dir>/"+adminSocketFile+")")
-	fl.StringVar(&f.masterSocket, flagMasterSocket, "", "HAProxy master socket (default <haproxy-dir>/"+masterSocketFile+")")
+	fl.StringVar(&f.masterSocket, flagMasterSocket, "", "HAProxy master socket (default $ROUTER_HAPROXY_ADMIN_UNIX_SOCKET, else <haproxy-dir>/"+masterSocketFile+")")
 	fl.StringVar(&f.stateSocket, "state-socket", "", "haroute run's state socket (default <haproxy-dir>/"+inspect.StateSocketFile+")")
 	fl.StringVarP(&f.output, "output", "o", inspect.OutputTable, "output format: "+strings.Join(inspect.Outputs, ", "))
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "only the Routes of this namespace")
@@ -102,7 +104,13 @@ func (f *inspectFlags) sources() (inspect.Sources, error) {
 	}
 	src := inspect.SourcesFor(dir)
 	src.Admin = cmpOr(f.adminSocket, src.Admin)
-	src.Master = cmpOr(f.masterSocket, src.Master)
+	// The container that runs haroute run carries its environment: the master socket OpenShift's
+	// ROUTER_HAPROXY_ADMIN_UNIX_SOCKET names is the one run uses, so kubectl exec finds it too.
+	env := ""
+	if f.getenv != nil {
+		env = strings.TrimSpace(f.getenv("ROUTER_HAPROXY_ADMIN_UNIX_SOCKET"))
+	}
+	src.Master = cmpOr(f.masterSocket, cmpOr(env, src.Master))
 	src.State = cmpOr(f.stateSocket, src.State)
 	if !slices.Contains(inspect.Outputs, f.output) {
 		return src, fmt.Errorf("--output %q: want one of %s", f.output, strings.Join(inspect.Outputs, ", "))
@@ -145,7 +153,7 @@ func newStateCommand(a *app) *cobra.Command {
 			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error { return a.state(ctx, src, f, view) })
 		},
 	}
-	f.add(cmd)
+	f.add(a, cmd)
 	return cmd
 }
 
