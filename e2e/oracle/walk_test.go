@@ -3,6 +3,7 @@ package oracle
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,7 +89,10 @@ func TestWalkKeepsInvariantsAndCoversEveryKind(t *testing.T) {
 		maxRoutes = max(maxRoutes, len(wk.World.Routes))
 	}
 	for _, k := range mutationOrder {
-		if counts[k] == 0 {
+		switch {
+		case k == MutListener && counts[k] != 0:
+			t.Errorf("mutation %s happened %d times in a walk without listener files", k, counts[k])
+		case k != MutListener && counts[k] == 0:
 			t.Errorf("mutation %s never happened in %d steps", k, steps)
 		}
 	}
@@ -202,4 +206,46 @@ func TestChurnWalkStaysRuntimeOnly(t *testing.T) {
 		}
 	}
 	t.Logf("churn mutations: %v", counts)
+}
+
+// TestWalkRotatesListenerFiles checks that a walk given a pool of the router's own TLS files rotates
+// each kind of them (default certificate, client CRLs, client CA), and that the world always holds
+// files of the pool, the CRLs of the CA in force.
+func TestWalkRotatesListenerFiles(t *testing.T) {
+	pool := &ListenerPool{
+		DefaultCertificates: []string{"cert-1", "cert-2", "cert-3"},
+		ClientCAs: []ClientCA{
+			{PEM: "ca-1", CRLs: []string{"crl-1a", "crl-1b"}},
+			{PEM: "ca-2", CRLs: []string{"crl-2a"}},
+		},
+	}
+	opts := WalkOptionsFor(mapping.DefaultOptions(), countingIssuer())
+	opts.Listener = pool
+	opts.Weights[MutListener] = 10
+	wk := newTestWalker(t, 3, opts)
+	wk.World.Listener = pool.Files()
+	details := map[string]int{}
+	for i := 0; i < 1000; i++ {
+		m := wk.Step()
+		if m.Kind != MutListener {
+			continue
+		}
+		details[strings.SplitN(m.Detail, " (", 2)[0]]++
+		l := wk.World.Listener
+		if !slices.Contains(pool.DefaultCertificates, l.DefaultCertificate) {
+			t.Fatalf("step %d: default certificate %q is not of the pool", i, l.DefaultCertificate)
+		}
+		ok := false
+		for _, ca := range pool.ClientCAs {
+			ok = ok || (ca.PEM == l.ClientCA && slices.Contains(ca.CRLs, l.ClientCRL))
+		}
+		if !ok {
+			t.Fatalf("step %d (%s): client CA %q with CRLs %q", i, m.Detail, l.ClientCA, l.ClientCRL)
+		}
+	}
+	for _, want := range []string{"default certificate rotated", "client CRLs rotated", "client CA 0", "client CA 1"} {
+		if details[want] == 0 {
+			t.Errorf("%q never happened: %v", want, details)
+		}
+	}
 }
