@@ -1,11 +1,14 @@
 package testbed
 
 import (
+	"errors"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -42,7 +45,14 @@ const (
 )
 
 // ListenPorts returns n distinct ports in [20000, 32000) that were free on 127.0.0.1 a moment ago,
-// for servers a test starts as child processes (haroute, HAProxy, kube-apiserver, etcd).
+// for servers a test starts as child processes (haroute, HAProxy, kube-apiserver, etcd), and
+// reserves them until t's cleanups run.
+//
+// The reservation is a lock (flock) on a file per port in portLockDir(), which every test process of
+// the repository takes before it hands a port out: go test runs packages in parallel, and a probe
+// cannot see a port another package probed but whose server has not bound it yet. HAProxy binds
+// with SO_REUSEPORT, so two of them on one port would not fail but share the connections: a test
+// would meet the other test's HAProxy. The kernel drops the lock of a process that dies.
 func ListenPorts(t testing.TB, n int) []int {
 	t.Helper()
 	taken := map[int]bool{}
@@ -63,6 +73,9 @@ func ListenPorts(t testing.TB, n int) []int {
 			t.Fatalf("testbed: release port %d: %v", p, err)
 		}
 		taken[p] = true
+		if !reservePort(t, p) {
+			continue
+		}
 		out = append(out, p)
 	}
 	if len(out) < n {
@@ -105,4 +118,31 @@ func FileMode(t testing.TB, path string) os.FileMode {
 		t.Fatalf("testbed: %v", err)
 	}
 	return st.Mode().Perm()
+}
+
+// portLockDir returns the directory of the files ListenPorts locks, one per port handed out.
+func portLockDir() string { return filepath.Join(os.TempDir(), "haroute-test-ports") }
+
+// reservePort takes the lock of port p until t's cleanups run; false when another test (of this
+// process or another) holds it.
+func reservePort(t testing.TB, p int) bool {
+	t.Helper()
+	dir := portLockDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatalf("testbed: port locks: %v", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(p)), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("testbed: port lock: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return false
+		}
+		t.Fatalf("testbed: lock port %d: %v", p, err)
+	}
+	// Closing the file drops the lock; the file stays for the next test.
+	t.Cleanup(func() { _ = f.Close() })
+	return true
 }

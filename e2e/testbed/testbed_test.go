@@ -253,6 +253,23 @@ func TestFreePortIsFree(t *testing.T) {
 	l.Close()
 }
 
+// TestListenPortsReserves checks that a port ListenPorts handed out is not handed out again until
+// the cleanups of the test that got it have run, in this process or (the lock being a file lock)
+// in any other.
+func TestListenPortsReserves(t *testing.T) {
+	var p int
+	t.Run("holder", func(t *testing.T) {
+		p = FreePort(t)
+		if reservePort(t, p) {
+			t.Fatalf("port %d was reserved twice", p)
+		}
+	})
+	// The holder's cleanups ran: the port is free to reserve again.
+	if !reservePort(t, p) {
+		t.Fatalf("port %d still reserved after its test ended", p)
+	}
+}
+
 // fatalRecorder records Fatalf instead of failing the test; Fatalf ends the calling goroutine.
 type fatalRecorder struct {
 	testing.TB
