@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -16,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -108,8 +106,8 @@ func TestMetricsTLSFromEnv(t *testing.T) {
 	writeAtomic(t, certFile, certA)
 	writeAtomic(t, keyFile, keyA)
 	writeAtomic(t, otherKey, keyB)
-	newApp := func(env map[string]string) (*app, *logBuffer) {
-		logs := &logBuffer{}
+	newApp := func(env map[string]string) (*app, *testbed.LogBuffer) {
+		logs := &testbed.LogBuffer{}
 		return &app{getenv: func(k string) string { return env[k] }, log: slog.New(slog.NewTextHandler(logs, nil))}, logs
 	}
 
@@ -365,12 +363,12 @@ func TestRunRefusesMetricsSettings(t *testing.T) {
 // serveStatsForTest resolves env (plus a free loopback ROUTER_LISTEN_ADDR) as `haroute run` does, and
 // serves the stats listener as run serves it before the controller exists: /healthz, /healthz/ready
 // (not ready) and /metrics (protected). It returns the address and the log.
-func serveStatsForTest(t *testing.T, env map[string]string) (string, *logBuffer) {
+func serveStatsForTest(t *testing.T, env map[string]string) (string, *testbed.LogBuffer) {
 	t.Helper()
 	env = maps.Clone(env)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(testbed.FreePort(t)))
 	env["ROUTER_LISTEN_ADDR"] = addr
-	logs := &logBuffer{}
+	logs := &testbed.LogBuffer{}
 	a := &app{getenv: func(k string) string { return env[k] }, log: slog.New(slog.NewTextHandler(logs, nil))}
 	f := runFlags{statsPort: defaultStatsPort, reloadInterval: time.Second, mode: modeRuntime, driftInterval: time.Second, metricsAuth: metricsAuthNone, checkBinary: checkNone}
 	f.manifests, f.haproxyDir, f.httpPort, f.httpsPort = t.TempDir(), t.TempDir(), 80, 443
@@ -425,22 +423,4 @@ func leafName(t *testing.T, c *tls.Certificate) string {
 		t.Fatal("no certificate")
 	}
 	return c.Leaf.Subject.CommonName
-}
-
-// logBuffer is a log destination the test reads while the server writes.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

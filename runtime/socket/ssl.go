@@ -250,7 +250,13 @@ func AddCAFile(ctx context.Context, r Runner, caPath, pem string) error {
 // caFilePayload sends `<verb> ssl ca-file <caPath> <<` with pem (blank lines dropped) and expects the
 // transaction HAProxy opens or updates.
 func caFilePayload(ctx context.Context, r Runner, verb, caPath, pem string) error {
-	cmd, err := line(verb, "ssl", "ca-file", caPath)
+	return sslFilePayload(ctx, r, verb, "ca-file", caPath, pem, fmtCATxCreated, fmtCATxUpdated)
+}
+
+// sslFilePayload sends `<verb> ssl <kind> <path> <<` with pem (blank lines dropped) and expects one
+// of the replies created and updated format with path.
+func sslFilePayload(ctx context.Context, r Runner, verb, kind, path, pem, created, updated string) error {
+	cmd, err := line(verb, "ssl", kind, path)
 	if err != nil {
 		return err
 	}
@@ -258,8 +264,7 @@ func caFilePayload(ctx context.Context, r Runner, verb, caPath, pem string) erro
 	if err != nil {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
-	return expectPayload(ctx, r, cmd, payload,
-		fmt.Sprintf(fmtCATxCreated, caPath), fmt.Sprintf(fmtCATxUpdated, caPath))
+	return expectPayload(ctx, r, cmd, payload, fmt.Sprintf(created, path), fmt.Sprintf(updated, path))
 }
 
 // SplitPEM cuts pem (blank lines dropped, as SetCert and SetCAFile send it) into parts of at most
@@ -328,16 +333,7 @@ func DelCAFile(ctx context.Context, r Runner, caPath string) error {
 // as in SetCert): `set ssl crl-file <path> <<`. HAProxy replaces a CRL file its configuration names
 // only; CommitCRLFile applies it to the binds that use it.
 func SetCRLFile(ctx context.Context, r Runner, crlPath, pem string) error {
-	cmd, err := line("set", "ssl", "crl-file", crlPath)
-	if err != nil {
-		return err
-	}
-	payload, err := pemPayload(pem)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cmd, err)
-	}
-	return expectPayload(ctx, r, cmd, payload,
-		fmt.Sprintf(fmtCRLTxCreated, crlPath), fmt.Sprintf(fmtCRLTxUpdated, crlPath))
+	return sslFilePayload(ctx, r, "set", "crl-file", crlPath, pem, fmtCRLTxCreated, fmtCRLTxUpdated)
 }
 
 // CommitCRLFile commits the transaction of crlPath.
