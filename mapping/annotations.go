@@ -63,7 +63,10 @@ const (
 	maxAllowlistEntries          = 1000
 	rewriteTargetExtraCharacters = "-._~/!$&()*+,;=:@%"
 	hstsMaxAgeMaxDigits          = 10
-	maxCookieNameLength          = 64
+	// maxCookieNameLength bounds a cookie name (cookie_name, ROUTER_COOKIE_NAME); OpenShift has no
+	// bound, but a name of many kilobytes would make its configuration lines longer than HAProxy
+	// reads, and every Route's with them. No browser keeps a cookie whose name is that long anyway.
+	maxCookieNameLength = 255
 
 	// maxAnnotationInt caps the rate limits and pod-concurrent-connections. A million concurrent
 	// connections, or connections per 3 s, or requests per 10 s, from one source address is no limit
@@ -103,13 +106,15 @@ func annotationKindOf(name string) annotationKind {
 
 // backendOptions are the per-backend settings a Route's annotations select.
 type backendOptions struct {
-	balance          string
-	timeoutServer    string
-	timeoutTunnel    string
-	checkInterval    string
-	allowlist        []string
-	rateLimit        *model.RateLimit
-	cookie           *model.Cookie
+	balance       string
+	timeoutServer string
+	timeoutTunnel string
+	checkInterval string
+	allowlist     []string
+	rateLimit     *model.RateLimit
+	cookie        *model.Cookie
+	// cookieSameSite is the cookie's SameSite value when it is Secure (model.MapCookieSameSite).
+	cookieSameSite   string
 	hsts             string
 	forwardedHeaders string
 	rewrite          *model.Rewrite
@@ -292,7 +297,7 @@ func parseAnnotations(a *admission, ann map[string]string, opts Options) (backen
 	o.rateLimit = p.rateLimit(passthrough)
 	o.serverMaxConn = p.limit(AnnotationPodConcurrentConns)
 	if !passthrough {
-		o.cookie = p.cookie(a)
+		o.cookie, o.cookieSameSite = p.cookie(a, opts.CookieName)
 		o.forwardedHeaders = p.oneOf(AnnotationForwardedHeaders, opts.ForwardedHeaders, "", model.ForwardedPolicies()...)
 		o.rewrite = p.rewrite(a.path)
 		// Only with names to adjust (ROUTER_H1_CASE_ADJUST), as in OpenShift.

@@ -79,7 +79,7 @@ func defaultCheckInterval(b *model.Backend) string {
 }
 
 func defaultCookie(b *model.Backend) string {
-	if b.Cookie == nil || b.Cookie.Name != model.DefaultCookieName(b.Name) || b.Cookie.SameSite != "" {
+	if b.Cookie == nil || b.Cookie.Name != model.DefaultCookieName(b.Name) {
 		return fmt.Sprintf("cookie %+v", b.Cookie)
 	}
 	return ""
@@ -102,10 +102,12 @@ func TestCosmeticAnnotationsInvalid(t *testing.T) {
 	add(AnnotationHealthCheckInterval, append([]string{"fast", "0x10", "0", "1us", "99ms", "99999us"}, hostileValues...), nil,
 		defaultCheckInterval, "the router's check interval 5000ms")
 	add(AnnotationDisableCookies, append([]string{"yes", "on", ""}, hostileValues...), nil, defaultCookie, "sticky-session cookies, as by default")
-	add(AnnotationCookieName, append([]string{"", "a b", "a;b", "a=b", strings.Repeat("a", 65), "é"}, hostileValues...), nil,
-		defaultCookie, "the generated cookie name")
-	add(AnnotationCookieSameSite, append([]string{"lax", "none", "Secure", ""}, hostileValues...), nil, defaultCookie, "no SameSite attribute")
-	add(AnnotationCookieSameSite, []string{"None"}, nil, defaultCookie, "no SameSite attribute") // not TLS: no Secure cookie
+	add(AnnotationCookieName, append([]string{"", "a b", "a;b", "a=b", strings.Repeat("a", 256), "é"}, hostileValues...), nil,
+		defaultCookie, "the router's cookie name")
+	add(AnnotationCookieSameSite, append([]string{"lax", "none", "Secure", ""}, hostileValues...), edge, defaultCookie, "SameSite=None")
+	add(AnnotationCookieSameSite, []string{"None", "Strict"}, nil, defaultCookie, "no SameSite attribute") // not TLS: no Secure cookie
+	add(AnnotationCookieSameSite, []string{"Lax"}, edgeAllow, defaultCookie, "no SameSite attribute")      // served on HTTP too
+	add(AnnotationCookieName, []string{"a.b"}, edge, defaultCookie, "the router's cookie name")
 	add(AnnotationBalance, []string{"fastest"}, passthrough, func(b *model.Backend) string {
 		if b.Balance != "source" {
 			return "balance " + b.Balance

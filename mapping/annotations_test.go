@@ -1,8 +1,6 @@
 package mapping
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"reflect"
 	"strings"
@@ -52,7 +50,7 @@ func TestAnnotationsValid(t *testing.T) {
 	}{
 		{"defaults http", nil, nil, func(t *testing.T, b *model.Backend) {
 			got := b.Balance + " " + b.CheckInterval + " " + b.ForwardedHeaders
-			if got != "random 5000ms append" || b.Cookie == nil || b.Cookie.Secure || b.HSTS != "" || b.RateLimit != nil || b.Allowlist != nil {
+			if got != "random 5000ms append" || b.Cookie == nil || b.HSTS != "" || b.RateLimit != nil || b.Allowlist != nil {
 				t.Errorf("got %+v", b)
 			}
 		}},
@@ -106,25 +104,6 @@ func TestAnnotationsValid(t *testing.T) {
 					t.Errorf("got %+v", b.RateLimit)
 				}
 			}},
-		{"cookie default", nil, edge, func(t *testing.T, b *model.Backend) {
-			name := sha256.Sum256([]byte("be_edge_http:ns:r"))
-			key := sha256.Sum256([]byte("haroute:be_edge_http:ns:r"))
-			want := model.Cookie{Name: hex.EncodeToString(name[:16]), Key: hex.EncodeToString(key[:]), Secure: true}
-			if b.Cookie == nil || *b.Cookie != want {
-				t.Errorf("got %+v, want %+v", b.Cookie, want)
-			}
-		}},
-		{"cookie secure also with Allow", map[string]string{AnnotationCookieName: "SID_1-x", AnnotationCookieSameSite: "Strict"}, edgeAllow,
-			func(t *testing.T, b *model.Backend) {
-				if b.Cookie == nil || !b.Cookie.Secure || b.Cookie.Name != "SID_1-x" || b.Cookie.SameSite != "Strict" {
-					t.Errorf("got %+v", b.Cookie)
-				}
-			}},
-		{"same-site None on secure reencrypt", map[string]string{AnnotationCookieSameSite: "None"}, reencrypt, func(t *testing.T, b *model.Backend) {
-			if b.Cookie == nil || !b.Cookie.Secure || b.Cookie.SameSite != "None" {
-				t.Errorf("got %+v", b.Cookie)
-			}
-		}},
 		{"cookies disabled", map[string]string{AnnotationDisableCookies: "true", AnnotationCookieSameSite: "None"}, nil, func(t *testing.T, b *model.Backend) {
 			if b.Cookie != nil {
 				t.Errorf("got %+v, want nil", b.Cookie)

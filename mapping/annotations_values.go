@@ -1,9 +1,12 @@
 package mapping
 
 import (
+	"cmp"
 	"net/netip"
 	"sort"
 	"strings"
+
+	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/mapping/model"
 )
@@ -81,32 +84,36 @@ func (p *annotationParser) rateLimit(passthrough bool) *model.RateLimit {
 	return &rl
 }
 
-// cookie returns the sticky-session cookie of an http-mode backend, or nil when disabled. The default
-// name is derived from the backend name, so it is stable and reveals nothing about the Route. Its
-// annotations are cosmetic: an invalid value leaves that attribute at its default.
-func (p *annotationParser) cookie(a *admission) *model.Cookie {
+// cookie returns the sticky-session cookie of an http-mode backend, or nil when disabled, and its
+// SameSite value when it is Secure (model.MapCookieSameSite carries it), as OpenShift's router
+// renders it: named by cookie_name when that is a valid name, else by
+// ROUTER_COOKIE_NAME (routerName), else model.DefaultCookieName (OpenShift's name for the Route); with
+// the Secure attribute and SameSite (cookie-same-site, None by default) on edge and reencrypt Routes
+// whose insecure policy is not Allow, and with neither otherwise (a Route served on plain HTTP too
+// needs its cookie there). Its annotations are cosmetic: an invalid value leaves that attribute at
+// its default.
+func (p *annotationParser) cookie(a *admission, routerName string) (*model.Cookie, string) {
 	disabled := p.boolean(AnnotationDisableCookies, "sticky-session cookies, as by default")
-	name := model.DefaultCookieName(a.backendName)
+	name := cmp.Or(routerName, model.DefaultCookieName(a.backendName))
 	if v, ok := p.get(AnnotationCookieName); ok {
 		if validCookieName(v) {
 			name = v
 		} else {
-			p.invalid(AnnotationCookieName, "the generated cookie name", "want 1-64 characters from A-Z, a-z, 0-9, '_' and '-'")
+			p.invalid(AnnotationCookieName, "the router's cookie name", "want 1-%d characters from A-Z, a-z, 0-9, '_' and '-'", maxCookieNameLength)
 		}
 	}
-	// Secure on every TLS-terminated Route, whatever its insecure policy: the cookie never travels in
-	// clear, and flipping the policy stays a map change (no backend option changes, no reload).
-	secure := a.terminated()
-	const noSameSite = "no SameSite attribute"
-	sameSite := p.oneOf(AnnotationCookieSameSite, "", noSameSite, "Lax", "Strict", "None")
+	secure := a.terminated() && a.policy != routev1.InsecureEdgeTerminationPolicyAllow
+	sameSite := ""
+	if secure {
+		sameSite = p.oneOf(AnnotationCookieSameSite, "None", "SameSite=None", "Lax", "Strict", "None")
+	} else if _, ok := p.get(AnnotationCookieSameSite); ok {
+		p.invalid(AnnotationCookieSameSite, "no SameSite attribute",
+			"only the cookies of edge and reencrypt Routes whose insecure policy is not Allow are Secure and have SameSite")
+	}
 	if disabled {
-		return nil
+		return nil, ""
 	}
-	if sameSite == "None" && !secure {
-		p.invalid(AnnotationCookieSameSite, noSameSite, "SameSite=None needs a Secure cookie: only edge and reencrypt routes have one")
-		sameSite = ""
-	}
-	return &model.Cookie{Name: name, Key: model.DefaultCookieKey(a.backendName), Secure: secure, SameSite: sameSite}
+	return &model.Cookie{Name: name, Key: model.DefaultCookieKey(a.backendName)}, sameSite
 }
 
 // hsts parses hsts_header with OpenShift's grammar: one max-age=<seconds> (spaces or tabs around '=',
@@ -183,7 +190,7 @@ func (p *annotationParser) rewrite(path string) *model.Rewrite {
 	return &model.Rewrite{Prefix: trimSlash(path), Target: v}
 }
 
-// validCookieName reports whether v matches ^[A-Za-z0-9_-]{1,64}$.
+// validCookieName reports whether v matches ^[A-Za-z0-9_-]{1,255}$ (maxCookieNameLength).
 func validCookieName(v string) bool {
 	if v == "" || len(v) > maxCookieNameLength {
 		return false

@@ -33,6 +33,7 @@ type Options struct {
 	BufSize              int            // ROUTER_BUF_SIZE
 	HardStopAfter        string         // ROUTER_HARD_STOP_AFTER
 	SparePoolSize        int            // HAROUTE_SPARE_BACKENDS: spare backends per kind and balance variant
+	CookieName           string         // ROUTER_COOKIE_NAME: the sticky cookie of Routes without cookie_name; empty: per Route
 
 	// AccessLog is the syslog access log (ROUTER_SYSLOG_ADDRESS, ROUTER_LOG_MAX_LENGTH,
 	// ROUTER_LOG_FACILITY, ROUTER_LOG_LEVEL, ROUTER_SYSLOG_FORMAT, ROUTER_DONT_LOG_NULL,
@@ -234,6 +235,7 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	integer("ROUTER_BUF_SIZE", &o.BufSize, 16384, 1<<20)
 	duration("ROUTER_HARD_STOP_AFTER", &o.HardStopAfter)
 	integer("HAROUTE_SPARE_BACKENDS", &o.SparePoolSize, 0, 1000)
+	str("ROUTER_COOKIE_NAME", &o.CookieName)
 	selector("ROUTE_LABELS", &o.RouteLabels)
 	selector("NAMESPACE_LABELS", &o.NamespaceLabels)
 	selector("PROJECT_LABELS", &o.ProjectLabels)
@@ -294,6 +296,9 @@ func (o Options) Validate() error {
 	}
 	if !slices.Contains(model.ForwardedPolicies(), o.ForwardedHeaders) {
 		errs = append(errs, fmt.Errorf("forwarded headers policy %q: want append, replace, never or if-none", o.ForwardedHeaders))
+	}
+	if o.CookieName != "" && !validCookieName(o.CookieName) {
+		errs = append(errs, fmt.Errorf("ROUTER_COOKIE_NAME=%q: want 1-%d characters from A-Z, a-z, 0-9, '_' and '-'", o.CookieName, maxCookieNameLength))
 	}
 	if o.HTTPPort < 0 || o.HTTPPort > 65535 || o.HTTPSPort < 0 || o.HTTPSPort > 65535 {
 		errs = append(errs, errors.New("ports must be in 0-65535"))

@@ -339,6 +339,7 @@ func (t *translator) settings() model.Settings {
 		BufSize:              o.BufSize,
 		HardStopAfter:        o.HardStopAfter,
 		SparePoolSize:        o.SparePoolSize,
+		CookieName:           o.CookieName,
 		AccessLog:            o.AccessLog,
 		TLS:                  o.TLS,
 		HTTP:                 o.HTTP,

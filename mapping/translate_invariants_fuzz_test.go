@@ -32,7 +32,7 @@ const (
 var (
 	layoutFrontends = []string{model.FrontendPublic, model.FrontendPublicSSL, model.FrontendSNI, model.FrontendNoSNI, "stats"}
 	layoutBackends  = map[string]string{model.SNIBackend: "fe_sni", model.NoSNIBackend: "fe_no_sni", model.DefaultBackend: ""}
-	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders}
+	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite}
 )
 
 // twoWordDirectives are the directives whose second word says what they do: a directive is told by
@@ -245,7 +245,10 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 		section, name string
 		frontends     = map[string]bool{}
 		backends      = map[string]bool{}
-		servers       = map[string]bool{} // "backend/server"
+		servers       = map[string]bool{} // "backend/server#branch"
+		// branch is the arm of the conditional block (.if version_atleast(...)) the line is in: the
+		// two arms give HAProxy versions their own lines, so a server appears once per arm.
+		branch string
 	)
 	for n, l := range strings.Split(string(text), "\n") {
 		line := strings.TrimSpace(l)
@@ -289,12 +292,16 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 			}
 			section, name = key, f[1]
 			backends[name] = true
+		case ".if", ".else":
+			branch = key
+		case ".endif":
+			branch = ""
 		case "server":
 			c.checkServerLine(where, section, name, f)
-			if servers[name+"/"+f[1]] {
+			if servers[name+"/"+f[1]+"#"+branch] {
 				t.Fatalf("%s: server twice in backend %s", where, name)
 			}
-			servers[name+"/"+f[1]] = true
+			servers[name+"/"+f[1]+"#"+branch] = true
 		}
 	}
 	for _, b := range c.cfg.Backends {
@@ -302,7 +309,8 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 			t.Fatalf("backend %s of the model is not in haproxy.cfg", b.Name)
 		}
 		for _, s := range b.Servers {
-			if !servers[b.Name+"/"+s.Name] {
+			k := b.Name + "/" + s.Name + "#"
+			if !servers[k] && (!servers[k+".if"] || !servers[k+".else"]) {
 				t.Fatalf("server %s of backend %s is not in haproxy.cfg", s.Name, b.Name)
 			}
 		}
@@ -329,6 +337,12 @@ func (c *renderCheck) checkServerLine(where, section, backend string, f []string
 	s := c.byName[backend].Servers[i]
 	if want := netip.AddrPortFrom(netip.MustParseAddr(s.Addr), uint16(s.Port)).String(); f[2] != want {
 		t.Fatalf("%s: address %s, the model's %s", where, f[2], want)
+	}
+	// A cookie value is OpenShift's for the server, and only in a backend with a cookie.
+	if i := slices.Index(f, "cookie"); i >= 0 {
+		if i+1 >= len(f) || f[i+1] != model.ServerCookie(s.Name) || c.byName[backend].Cookie == nil {
+			t.Fatalf("%s: cookie value is not OpenShift's (%s) or the backend has no cookie", where, model.ServerCookie(s.Name))
+		}
 	}
 }
 
@@ -416,6 +430,13 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 			}
 		case model.MapWildcardDomain:
 			if key == ri.Host && strings.HasPrefix(key, "*.") && value == "1" {
+				return true
+			}
+		case model.MapCookieSameSite:
+			// The SameSite of a Secure cookie: edge and reencrypt Routes whose policy is not Allow.
+			secure := (ri.Termination == string(routev1.TLSTerminationEdge) || ri.Termination == string(routev1.TLSTerminationReencrypt)) &&
+				ri.InsecurePolicy != string(routev1.InsecureEdgeTerminationPolicyAllow)
+			if key == ri.Backend && secure && slices.Contains([]string{"Lax", "Strict", "None"}, value) {
 				return true
 			}
 		case model.MapForwardedHeaders:

@@ -163,9 +163,9 @@ var rows = []Row{
 		Note: "MIME types to compress, space-separated; a type with a space (a parameter) Go-quoted, as the operator writes it. A malformed type is refused at start.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_COOKIE_NAME", Default: "unset", Status: NotSupported,
-		Note: "Router-wide name of the sticky-session cookie. Not implemented: without the `router.openshift.io/cookie_name` annotation " +
-			"haroute names the cookie after a hash of the backend name.",
+		Kind: EnvVar, Name: "ROUTER_COOKIE_NAME", Default: "unset", Status: Supported,
+		Note: "Router-wide name of the sticky-session cookie, for the Routes without a valid `router.openshift.io/cookie_name` (and the spare backends, so a new Route has it from its first request). " +
+			"A name of other characters than A-Z, a-z, 0-9, `_` and `-`, or longer than 255, is refused at start (the stock router ignores it).",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_CURVES", Default: "unset", Status: Supported, OperatorSets: true,
@@ -639,13 +639,16 @@ var rows = []Row{
 			"Not implemented: an idled Service has no endpoints, so haroute answers 503.",
 	},
 	{
-		Kind: Annotation, Name: "router.openshift.io/cookie-same-site", Default: "`None` (edge and reencrypt without `Allow`)", Status: Different,
-		Note: "`SameSite` attribute of the sticky-session cookie. haroute sets none unless annotated, and accepts `None` only on secure cookies; " +
-			"it marks the cookie `Secure` on every edge and reencrypt Route, also with `insecureEdgeTerminationPolicy: Allow`.",
+		Kind: Annotation, Name: "router.openshift.io/cookie-same-site", Default: "`None` (edge and reencrypt without `Allow`)", Status: Supported,
+		Note: "`SameSite` attribute (`Lax`, `Strict` or `None`) of the sticky-session cookie, which edge and reencrypt Routes whose insecure policy is not `Allow` mark `Secure`; other Routes' cookies have neither attribute. " +
+			"haroute appends both to the cookie HAProxy inserts, from a map entry, so that a change of the annotation or of the insecure policy needs no reload.",
 	},
 	{
-		Kind: Annotation, Name: "router.openshift.io/cookie_name", Default: "ROUTER_COOKIE_NAME, else a hash of the Route", Status: Supported,
-		Note: "Name of the sticky-session cookie. Without it haroute's name is a hash of the backend name, and its cookie values are HAProxy's dynamic ones, so cookies issued by the stock router do not carry over.",
+		Kind: Annotation, Name: "router.openshift.io/cookie_name", Default: "ROUTER_COOKIE_NAME, else a hash of the Route", Status: Different,
+		Note: "Name of the sticky-session cookie; without a valid one, ROUTER_COOKIE_NAME, else the stock router's name for the Route (the MD5 hex of ` <namespace>:<name>`). " +
+			"Cookie values are the stock router's too (the MD5 hex of the endpoint id) on HAProxy 3.0 and later, so clients keep their pod across stock and haroute replicas; before 3.0 they are HAProxy's dynamic cookies. " +
+			"Different: a name longer than 255 characters is ignored (the stock router writes any length, which can make HAProxy refuse its whole configuration), " +
+			"and a Route haroute starts serving between reloads uses the cookie name of the spare backend that serves it until the next reload (docs/design.md).",
 	},
 	{
 		Kind: Annotation, Name: "router.openshift.io/haproxy.health.check.interval", Default: "ROUTER_BACKEND_CHECK_INTERVAL", Status: Different,

@@ -97,16 +97,15 @@ type Backend struct {
 	Servers []Server `json:"servers" yaml:"servers"`
 }
 
-// Cookie is a sticky-session cookie inserted by HAProxy. Values are derived with HAProxy's dynamic
-// cookies (a hash of Key, server address and port), so servers added at runtime get them too.
+// Cookie is a sticky-session cookie inserted by HAProxy, as OpenShift's router has it: on HAProxy
+// 3.0 and later each server's value is ServerCookie of its name (on the server line, and in `add
+// server`); before 3.0 the values are HAProxy's dynamic cookies (a hash of Key, the server's address
+// and port), which servers added at runtime get too. Its Secure and SameSite attributes are not
+// backend options: MapCookieSameSite holds them, so that they change at runtime.
 type Cookie struct {
 	Name string `json:"name" yaml:"name"`
-	// Key is the backend's dynamic-cookie-key.
+	// Key is the backend's dynamic-cookie-key (HAProxy before 3.0).
 	Key string `json:"key" yaml:"key"`
-	// Secure adds the Secure attribute (TLS-terminated routes).
-	Secure bool `json:"secure,omitempty" yaml:"secure,omitempty"`
-	// SameSite is "", Lax, Strict or None.
-	SameSite string `json:"sameSite,omitempty" yaml:"sameSite,omitempty"`
 }
 
 // RateLimit mirrors haproxy.router.openshift.io/rate-limit-connections.*; zero fields are off.

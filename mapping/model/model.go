@@ -77,6 +77,11 @@ const (
 	// every Route, instead of a copy of the header rules in each backend (which cost HAProxy about
 	// 9 kB per backend), and a Route's policy changes at runtime with a map entry.
 	MapForwardedHeaders = "haroute_forwarded.map"
+	// MapCookieSameSite maps the backend of an edge or reencrypt Route whose insecure policy is not
+	// Allow to the SameSite value of its sticky-session cookie (Lax, Strict or None): the backend adds
+	// "; Secure; SameSite=<value>" to the cookie HAProxy inserts, as OpenShift's router has it. A
+	// Route's policy or cookie-same-site annotation then changes at runtime with a map entry.
+	MapCookieSameSite = "haroute_cookie.map"
 	// CertList is the crt-list of the TLS-terminating frontends.
 	CertList = "cert_config.map"
 )

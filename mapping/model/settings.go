@@ -42,6 +42,9 @@ type Settings struct {
 	// SparePoolSize is the number of spare backends kept per kind and balance variant, so that new
 	// Routes are served without a reload (HAROUTE_SPARE_BACKENDS).
 	SparePoolSize int `json:"sparePoolSize" yaml:"sparePoolSize"`
+	// CookieName is the sticky-session cookie name of the Routes without a cookie_name annotation, and
+	// of the spare backends (ROUTER_COOKIE_NAME); empty: DefaultCookieName of each backend.
+	CookieName string `json:"cookieName,omitempty" yaml:"cookieName,omitempty"`
 	// HardStopAfter bounds how long an old worker may live after a reload (ROUTER_HARD_STOP_AFTER).
 	HardStopAfter string `json:"hardStopAfter,omitempty" yaml:"hardStopAfter,omitempty"`
 	// AccessLog is the syslog access log; its zero value (no address) is none.

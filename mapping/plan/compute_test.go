@@ -142,7 +142,7 @@ func TestWithPool(t *testing.T) {
 				if (b.Kind == model.KindPassthrough) != (b.Cookie == nil) {
 					t.Errorf("spare %s: cookie %+v", b.Name, b.Cookie)
 				}
-				if b.Cookie != nil && (b.Cookie.Name != model.DefaultCookieName(b.Name) || b.Cookie.Key != model.DefaultCookieKey(b.Name) || b.Cookie.Secure != (b.Kind == model.KindEdge || b.Kind == model.KindReencrypt)) {
+				if b.Cookie != nil && (b.Cookie.Name != model.DefaultCookieName(b.Name) || b.Cookie.Key != model.DefaultCookieKey(b.Name)) {
 					t.Errorf("spare %s: cookie %+v", b.Name, b.Cookie)
 				}
 				if b.TLS != nil {

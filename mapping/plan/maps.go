@@ -36,7 +36,7 @@ func mapOps(from, to []model.MapFile) (adds, dels []Op, err error) {
 // isAttributeMap reports whether a map is keyed by backend name and holds how requests to that
 // backend are handled, rather than which backend serves them.
 func isAttributeMap(name string) bool {
-	return name == model.MapHTTPRedirect || name == model.MapForwardedHeaders
+	return name == model.MapHTTPRedirect || name == model.MapForwardedHeaders || name == model.MapCookieSameSite
 }
 
 // mapFileOps returns the adds and sets, and the deletes, that turn one map file into another. Both

@@ -71,9 +71,6 @@ func sameCookie(a, b *model.Backend) bool {
 	if ca == nil || cb == nil {
 		return ca == cb
 	}
-	if ca.Secure != cb.Secure || ca.SameSite != cb.SameSite {
-		return false
-	}
 	if a.Name == b.Name {
 		// The same defaults apply to both sides: compare as they are (and skip the hashing).
 		return ca.Name == cb.Name && ca.Key == cb.Key

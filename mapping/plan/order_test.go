@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"slices"
 	"testing"
 
 	routev1 "github.com/openshift/api/route/v1"
@@ -88,13 +89,15 @@ func TestOrderRedirectAroundHTTPMap(t *testing.T) {
 	del := runtimePlan(t, withRoute(in, r), in)
 	before(t, del.Ops, "plain-HTTP entry removed before the redirect", isMapDel(model.MapHTTP), isMapDel(model.MapHTTPRedirect))
 
-	// A policy flip from Allow to Redirect adds the redirect before (nothing else changes in the
-	// HTTP map: the same backend serves both).
+	// A policy flip from Allow to Redirect adds the redirect, and the cookie's Secure and SameSite
+	// (OpenShift's cookie of a Route served on plain HTTP has neither); nothing else changes in the
+	// HTTP map: the same backend serves both.
 	allow := newRoute("app", "redir", "redir.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyAllow))
 	flip := runtimePlan(t, withRoute(in, allow), withRoute(in, r))
-	if len(flip.Ops) != 1 || !isMapAdd(model.MapHTTPRedirect)(flip.Ops[0]) {
-		t.Fatalf("Allow → Redirect: want one redirect add:\n%s", opsText(flip.Ops))
+	if len(flip.Ops) != 2 || !slices.ContainsFunc(flip.Ops, isMapAdd(model.MapHTTPRedirect)) ||
+		!slices.ContainsFunc(flip.Ops, isMapAdd(model.MapCookieSameSite)) {
+		t.Fatalf("Allow → Redirect: want one redirect add and one cookie attribute add:\n%s", opsText(flip.Ops))
 	}
 }
 

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"sort"
 
 	"github.com/haroute/haroute/mapping/model"
@@ -47,11 +48,7 @@ func spareTemplate(s *model.Settings, k model.BackendKind, balance, name string)
 		CheckInterval: s.CheckInterval,
 	}
 	if k != model.KindPassthrough {
-		b.Cookie = &model.Cookie{
-			Name:   model.DefaultCookieName(name),
-			Key:    model.DefaultCookieKey(name),
-			Secure: k == model.KindEdge || k == model.KindReencrypt,
-		}
+		b.Cookie = &model.Cookie{Name: cmp.Or(s.CookieName, model.DefaultCookieName(name)), Key: model.DefaultCookieKey(name)}
 		b.ForwardedHeaders = s.ForwardedHeaders
 	}
 	return b

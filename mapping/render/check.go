@@ -196,13 +196,8 @@ func checkBackend(b *model.Backend, caNames map[string]bool) error {
 		add(checkQuotedPath("rewrite target", r.Target))
 	}
 	if c := b.Cookie; c != nil {
-		add(checkCharset("cookie name", c.Name, "-_."))
+		add(checkCharset("cookie name", c.Name, "-_"))
 		add(checkWord("cookie key", c.Key))
-		switch c.SameSite {
-		case "", "Lax", "Strict", "None":
-		default:
-			add(fmt.Errorf("cookie SameSite %q: want Lax, Strict or None", c.SameSite))
-		}
 	}
 	if b.ServerMaxConn < 0 {
 		add(errors.New("serverMaxConn must not be negative"))

@@ -148,6 +148,7 @@ func (f *fixture) model(t testing.TB) *model.Config {
 			{Name: model.FrontendNoSNI, Mode: model.ModeHTTP, Bind: "unix@run/haproxy-no-sni.sock"},
 		},
 		Maps: []model.MapFile{
+			{Name: model.MapCookieSameSite, Entries: entries(edge, "Lax")},
 			{Name: model.MapForwardedHeaders, Entries: entries(
 				edge, "replace",
 				never, "never",
@@ -177,7 +178,7 @@ func (f *fixture) model(t testing.TB) *model.Config {
 		Backends: []*model.Backend{
 			{
 				Name: edge, Kind: model.KindEdge, Mode: model.ModeHTTP, Route: "ns1/edge", Balance: "roundrobin",
-				Cookie:        &model.Cookie{Name: "edge_cookie", Key: "0123456789abcdef", Secure: true, SameSite: "Lax"},
+				Cookie:        &model.Cookie{Name: "edge_cookie", Key: "0123456789abcdef"},
 				TimeoutServer: "2m", TimeoutTunnel: "2h", CheckInterval: "2s",
 				Allowlist:        allow,
 				RateLimit:        &model.RateLimit{ConcurrentTCP: 1000, RateTCP: 1000, RateHTTP: 1000},

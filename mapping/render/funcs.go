@@ -74,6 +74,7 @@ func (f *funcs) funcMap() template.FuncMap {
 		"isUnixBind":         isUnixBind,
 		"serverAddress":      serverAddress,
 		"serverLine":         f.serverLine,
+		"serverCookie":       serverCookie,
 		"backendBlock":       f.backendBlock,
 		"checkInterval":      f.checkInterval,
 		"forwardedHeaders":   f.forwardedHeaders,
@@ -268,6 +269,10 @@ func (f *funcs) forwardedHeaders(b model.Backend) string {
 func (f *funcs) forwardedDefault() string {
 	return f.forwardedHeaders(model.Backend{})
 }
+
+// serverCookie returns the sticky-session cookie value of s on HAProxy 3.0 and later
+// (model.ServerCookie of its name).
+func serverCookie(s model.Server) string { return model.ServerCookie(s.Name) }
 
 // serverLine returns the complete "server" line of s in backend b (without indentation). Every
 // option is on the line (no default-server), so the same options work for "add server" at runtime,

@@ -11,7 +11,8 @@ import (
 )
 
 // MaskRuntime returns config, a haproxy.cfg rendered from cfg into dir, without the parts the runtime
-// path owns in it: the line of every server of cfg's backends, as serverLine renders it. The map
+// path owns in it: the line of every server of cfg's backends, as serverLine renders it (with its
+// cookie value too, ownServerLines). The map
 // files, the crt-list, the certificates and the CA files are files of their own and not in config.
 //
 // Two renders whose masks are equal differ only in what runtime ops change, so a running HAProxy
@@ -34,14 +35,27 @@ func MaskRuntime(config []byte, cfg *model.Config, dir string) ([]byte, error) {
 	owned := map[string]struct{}{}
 	for _, b := range cfg.Backends {
 		for _, s := range b.Servers {
-			line, err := f.serverLine(*b, s)
-			if err != nil {
-				return nil, fmt.Errorf("mask: backend %s: %w", b.Name, err)
+			if err := ownServerLines(owned, f, b, s); err != nil {
+				return nil, err
 			}
-			owned[line] = struct{}{}
 		}
 	}
 	return maskLines(config, owned), nil
+}
+
+// ownServerLines adds to owned the lines the default template may write for server s of backend b:
+// its serverLine and, in a backend with a cookie, that line with the server's cookie value (the
+// arm of HAProxy 3.0 and later).
+func ownServerLines(owned map[string]struct{}, f *funcs, b *model.Backend, s model.Server) error {
+	line, err := f.serverLine(*b, s)
+	if err != nil {
+		return fmt.Errorf("mask: backend %s: %w", b.Name, err)
+	}
+	owned[line] = struct{}{}
+	if b.Cookie != nil {
+		owned[line+" cookie "+serverCookie(s)] = struct{}{}
+	}
+	return nil
 }
 
 // maskLines returns text without the lines that, trimmed, are in owned (never nil).
@@ -111,13 +125,11 @@ func (r *Renderer) blockMask(blk *block) ([]byte, error) {
 	if blk.mask != nil {
 		return blk.mask, nil
 	}
-	owned := make(map[string]struct{}, len(blk.backend.Servers))
+	owned := make(map[string]struct{}, 2*len(blk.backend.Servers))
 	for _, s := range blk.backend.Servers {
-		line, err := r.lastFuncs.serverLine(*blk.backend, s)
-		if err != nil {
-			return nil, fmt.Errorf("mask: backend %s: %w", blk.backend.Name, err)
+		if err := ownServerLines(owned, r.lastFuncs, blk.backend, s); err != nil {
+			return nil, err
 		}
-		owned[line] = struct{}{}
 	}
 	// Every line ends with a newline, the block's last one too, so that a block whose servers go
 	// (its last lines) masks the same as before.

@@ -93,11 +93,12 @@ func (a *applier) apply(ctx context.Context, op plan.Op) error {
 			if err != nil {
 				return err
 			}
-			if !caps.AddServerSetsCookie {
+			if !caps.AddServerCookie {
 				return addServerWithCookie(ctx, r, o.Backend.Name, o.Server.Name, spec)
 			}
+			// 3.0+: the value the configuration gives the server (OpenShift's).
+			spec += " cookie " + model.ServerCookie(o.Server.Name)
 		}
-		// 3.0+ computes a new server's dynamic cookie in add server (while it is in maintenance).
 		return socket.AddServer(ctx, r, o.Backend.Name, o.Server.Name, spec)
 	case plan.DelServer:
 		return socket.DelServer(ctx, r, o.Backend, o.Server)
@@ -364,8 +365,8 @@ func fileIn(dir, what, name string) (string, error) {
 }
 
 // addServerWithCookie adds a server (in maintenance) to a backend with a dynamic cookie so that it
-// has its cookie before it takes traffic, on HAProxy 2.6 (3.0+ computes it in add server, see
-// socket.Capabilities.AddServerSetsCookie). HAProxy 2.6 computes a runtime server's dynamic cookie only
+// has its cookie before it takes traffic, on HAProxy 2.6 (3.0+ is given its cookie value in add
+// server, see socket.Capabilities.AddServerCookie). HAProxy 2.6 computes a runtime server's dynamic cookie only
 // when its address or port changes, or for every server of the backend on `enable dynamic-cookie
 // backend`; the latter replaces the cookies of servers in use while other threads read them (seen
 // on 2.6.12 as garbage Set-Cookie bytes under load). So the server is added with a placeholder port

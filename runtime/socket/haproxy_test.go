@@ -158,7 +158,7 @@ func TestServersOnHAProxy(t *testing.T) {
 			// 2.6 refuses `cookie` on add server ("'cookie' option is not accepted for dynamic
 			// server"), 3.0+ accepts it; 3.0+ refuses `enabled`, which 2.6 takes (and starts the
 			// server outside maintenance, which is why haroute never sends it).
-			if b.caps.AddServerSetsCookie {
+			if b.caps.AddServerCookie {
 				wantErr(t, "add server with cookie", socket.AddServer(ctx, r, "be_http", srv+"c", dyn.Addr()+" cookie x"), nil)
 			} else {
 				wantErr(t, "add server with cookie", socket.AddServer(ctx, r, "be_http", srv+"c", dyn.Addr()+" cookie x"), socket.ErrUnexpectedReply)

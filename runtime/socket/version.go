@@ -66,10 +66,11 @@ type Capabilities struct {
 	// under "# old workers" and "# workers" is empty; the "[failed: N]" counter stops at 1. There
 	// is no "# programs" section either.
 	FailedReloadKeepsOldList bool
-	// AddServerSetsCookie (3.0+): `add server` computes a runtime server's dynamic cookie itself and
-	// accepts the `cookie` keyword. 2.6 refuses `cookie` and computes the dynamic cookie only when the
-	// server's address or port changes.
-	AddServerSetsCookie bool
+	// AddServerCookie (3.0+): `add server` accepts the `cookie` keyword, so a server added at runtime
+	// gets the cookie value its configuration line has from 3.0 (model.ServerCookie, OpenShift's).
+	// 2.6 refuses `cookie`, and computes a runtime server's dynamic cookie only when the server's
+	// address or port changes.
+	AddServerCookie bool
 	// AddServerRefusesEnabled (3.0+): `add server … enabled` is refused (2.6 accepts it and starts the
 	// server outside maintenance).
 	AddServerRefusesEnabled bool
@@ -99,7 +100,7 @@ func CapabilitiesOf(v Version) Capabilities {
 		SyncReload:               v.AtLeast(2, 7),
 		ReadyGatedReload:         v.AtLeast(3, 1),
 		FailedReloadKeepsOldList: v.AtLeast(3, 1),
-		AddServerSetsCookie:      v.AtLeast(3, 0),
+		AddServerCookie:          v.AtLeast(3, 0),
 		AddServerRefusesEnabled:  v.AtLeast(3, 0),
 		NothingChangedReply:      v.AtLeast(3, 0),
 		DelMapDeletesOne:         v.AtLeast(3, 4),

@@ -31,7 +31,7 @@ func TestParseVersion(t *testing.T) {
 func TestCapabilitiesOf(t *testing.T) {
 	type caps struct{ sync, ready, oldList, cookie, enabled, nothing, delOne, large bool }
 	get := func(c Capabilities) caps {
-		return caps{c.SyncReload, c.ReadyGatedReload, c.FailedReloadKeepsOldList, c.AddServerSetsCookie,
+		return caps{c.SyncReload, c.ReadyGatedReload, c.FailedReloadKeepsOldList, c.AddServerCookie,
 			c.AddServerRefusesEnabled, c.NothingChangedReply, c.DelMapDeletesOne, c.LargePayloads}
 	}
 	for v, want := range map[string]caps{

@@ -37,9 +37,12 @@ func ReadFiles(dir string, cfg *model.Config) (*Files, error) {
 }
 
 // ParseConfigServers returns the server lines of a haproxy.cfg by backend: name, address, weight
-// (1 when absent, HAProxy's default) and whether the line disables the server.
+// (1 when absent, HAProxy's default) and whether the line disables the server. A server written in
+// both arms of a conditional block (`.if version_atleast(3.0)` … `.else` … `.endif`, which give it
+// its cookie value on 3.0 and later) counts once: the arms differ in the cookie only.
 func ParseConfigServers(cfg []byte) map[string][]FileServer {
 	out := map[string][]FileServer{}
+	seen := map[string]bool{} // backend + "/" + server
 	backend := ""
 	sc := bufio.NewScanner(bytes.NewReader(cfg))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -47,6 +50,9 @@ func ParseConfigServers(cfg []byte) map[string][]FileServer {
 		line := sc.Text()
 		fields := strings.Fields(line)
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		if strings.HasPrefix(fields[0], ".") { // a conditional block's line, within the section
 			continue
 		}
 		if line[0] != ' ' && line[0] != '\t' { // a section starts
@@ -59,6 +65,10 @@ func ParseConfigServers(cfg []byte) map[string][]FileServer {
 		if backend == "" || fields[0] != "server" || len(fields) < 3 {
 			continue
 		}
+		if seen[backend+"/"+fields[1]] {
+			continue
+		}
+		seen[backend+"/"+fields[1]] = true
 		sv := FileServer{Name: fields[1], Addr: fields[2], Weight: 1}
 		for i := 3; i < len(fields); i++ {
 			switch fields[i] {

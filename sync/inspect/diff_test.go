@@ -76,4 +76,13 @@ func TestParseConfigServers(t *testing.T) {
 	if !slices.Equal(got["be_http:a:web"], want) || len(got["other"]) != 1 || len(got) != 2 {
 		t.Fatalf("servers %+v", got)
 	}
+
+	// A cookie backend writes its servers in both arms of a conditional block: each counts once.
+	cfg = "backend be_edge_http:a:web\n.if version_atleast(3.0)\n  cookie c insert indirect nocache httponly\n.endif\n" +
+		".if version_atleast(3.0)\n  server s1 10.0.0.1:8080 id 1 weight 7 check cookie 0123\n.else\n  server s1 10.0.0.1:8080 id 1 weight 7 check\n.endif\n" +
+		"backend be_http:a:other\n  server s2 10.0.0.2:8080 id 2 weight 3\n"
+	got = ParseConfigServers([]byte(cfg))
+	if !slices.Equal(got["be_edge_http:a:web"], []FileServer{{Name: "s1", Addr: "10.0.0.1:8080", Weight: 7}}) || len(got["be_http:a:other"]) != 1 {
+		t.Fatalf("servers of the conditional blocks %+v", got)
+	}
 }
