@@ -98,9 +98,13 @@ type Answer struct {
 	Location string
 	// Cert identifies the certificate presented over https (a digest of the leaf).
 	Cert string
-	// BadCookie is a Set-Cookie header whose value is not a dynamic cookie (16 hex digits): a server
-	// that takes traffic without its cookie, or with a corrupted one.
+	// BadCookie is a Set-Cookie header whose value is neither a dynamic cookie (16 hex digits,
+	// HAProxy before 3.0) nor OpenShift's (32): a server that takes traffic without its cookie, or
+	// with a corrupted one.
 	BadCookie string
+	// CookieAttrs is what followed the sticky cookie's value (e.g. "; path=/; HttpOnly; Secure;
+	// SameSite=None"): OpenShift's attributes, which A takes from a map.
+	CookieAttrs string
 	// Forwarded is what the backend received of the forwarded headers (testbed.ForwardedSummary),
 	// for a request that carried its own X-Forwarded-For and X-Forwarded-Host (clientForwarded), so
 	// that every policy (append, replace, if-none, never) leaves a different trace.
@@ -118,7 +122,7 @@ func clientForwarded() http.Header {
 // and the forwarded headers the backend received.
 func (a Answer) Same(b Answer) bool {
 	return a.Status == b.Status && a.Route == b.Route && a.Location == b.Location && a.Cert == b.Cert &&
-		a.BadCookie == b.BadCookie && a.Forwarded == b.Forwarded
+		a.BadCookie == b.BadCookie && a.CookieAttrs == b.CookieAttrs && a.Forwarded == b.Forwarded
 }
 
 func (a Answer) String() string {
@@ -141,11 +145,15 @@ func (a Answer) String() string {
 	if a.BadCookie != "" {
 		s += fmt.Sprintf(" bad cookie %q", a.BadCookie)
 	}
+	if a.CookieAttrs != "" {
+		s += fmt.Sprintf(" cookie%s", a.CookieAttrs)
+	}
 	return s
 }
 
-// dynamicCookie is the value of a cookie HAProxy derives from dynamic-cookie-key, address and port.
-var dynamicCookie = regexp.MustCompile(`^[0-9a-f]{16}$`)
+// cookieValue is the value of a cookie HAProxy derives from dynamic-cookie-key, address and port
+// (16 hex digits), or OpenShift's value of a server, the MD5 hex of its name (32).
+var cookieValue = regexp.MustCompile(`^(?:[0-9a-f]{16}|[0-9a-f]{32})$`)
 
 // Ask sends one GET and reduces the response; owners maps backend names to Routes.
 func Ask(c *testbed.Client, url string, owners map[string]string) Answer {
@@ -162,10 +170,11 @@ func Ask(c *testbed.Client, url string, owners map[string]string) Answer {
 		}
 	}
 	for _, sc := range resp.Header.Values("Set-Cookie") {
-		nameValue, _, _ := strings.Cut(sc, ";")
-		if _, v, _ := strings.Cut(nameValue, "="); !dynamicCookie.MatchString(v) {
+		nameValue, attrs, _ := strings.Cut(sc, ";")
+		if _, v, _ := strings.Cut(nameValue, "="); !cookieValue.MatchString(v) {
 			a.BadCookie = sc
 		}
+		a.CookieAttrs = ";" + attrs
 	}
 	if leaf := resp.Leaf(); leaf != nil {
 		sum := sha256.Sum256(leaf.Raw)

@@ -116,10 +116,11 @@ type probe struct {
 	served   map[string]int64        // server → requests it took (stot delta)
 	connects map[string]int64        // server → connections it opened
 	cookies  map[string]string       // server → its cookie value (show stat)
-	// cookieName is the name of the Set-Cookie the responses carried ("" without).
-	cookieName string
-	requests   int
-	failed     []string
+	// cookieName is the name of the Set-Cookie the responses carried ("" without), cookieAttrs
+	// what followed its value (e.g. "; path=/; HttpOnly; Secure; SameSite=None").
+	cookieName, cookieAttrs string
+	requests                int
+	failed                  []string
 	// sample maps a testbed backend name to a "name=value" cookie it was handed out with.
 	sample map[string]string
 }
@@ -155,9 +156,9 @@ func probeRoute(ctx context.Context, s side, route, url string, n int, passthrou
 			continue
 		}
 		if sc := resp.Header.Get("Set-Cookie"); sc != "" {
-			nameValue, _, _ := strings.Cut(sc, ";")
+			nameValue, attrs, _ := strings.Cut(sc, ";")
 			name, _, _ := strings.Cut(nameValue, "=")
-			p.cookieName = name
+			p.cookieName, p.cookieAttrs = name, ";"+attrs
 			p.sample[resp.Backend] = nameValue
 		}
 	}
@@ -289,21 +290,36 @@ func compareProbes(route, balance string, mode model.Mode, a, b *probe, st *Feel
 			bad("A opened %d backend connections for %d requests (%.2f per request), B %d (%.2f): connections are not reused", cA, n, perA, cB, perB)
 		}
 	}
-	if a.backend == b.backend {
-		if a.cookieName != b.cookieName {
-			bad("cookie name %q in A, %q in B", a.cookieName, b.cookieName)
+	compareCookies(a, b, st, bad)
+	return out
+}
+
+// compareCookies checks the sticky cookies of one Route's probes: the same attributes in A and B
+// (Secure and SameSite come from a map in A); where A serves the Route from its own backend, the
+// same name and values; and OpenShift's value of every server (model.ServerCookie of its name,
+// HAProxy 3.0 and later), which no backend name changes: a Route in a spare hands out the values of
+// its own backend.
+func compareCookies(a, b *probe, st *FeelStats, bad func(string, ...any)) {
+	if a.cookieName != "" && b.cookieName != "" && a.cookieAttrs != b.cookieAttrs {
+		bad("cookie attributes %q in A, %q in B", a.cookieAttrs, b.cookieAttrs)
+	}
+	if a.backend == b.backend && a.cookieName != b.cookieName {
+		bad("cookie name %q in A, %q in B", a.cookieName, b.cookieName)
+	}
+	for _, name := range sortedKeys(b.servers) {
+		if _, ok := a.servers[name]; !ok {
+			continue
 		}
-		for _, name := range sortedKeys(b.servers) {
-			if _, ok := a.servers[name]; !ok {
-				continue
-			}
-			st.Cookies++
-			if a.cookies[name] != b.cookies[name] {
-				bad("server %s has cookie %q in A, %q in B", name, a.cookies[name], b.cookies[name])
-			}
+		ca, cb := a.cookies[name], b.cookies[name]
+		static := ca == model.ServerCookie(name) || cb == model.ServerCookie(name)
+		if a.backend != b.backend && !static {
+			continue
+		}
+		st.Cookies++
+		if ca != cb {
+			bad("server %s has cookie %q in A, %q in B (OpenShift's: %s)", name, ca, cb, model.ServerCookie(name))
 		}
 	}
-	return out
 }
 
 // stickyClient is a client that kept the cookie A handed out for a Route.
