@@ -75,6 +75,7 @@ func (f *funcs) funcMap() template.FuncMap {
 		"serverAddress":      serverAddress,
 		"serverLine":         f.serverLine,
 		"serverCookie":       serverCookie,
+		"cookieServers":      f.cookieServers,
 		"backendBlock":       f.backendBlock,
 		"checkInterval":      f.checkInterval,
 		"forwardedHeaders":   f.forwardedHeaders,
@@ -273,6 +274,23 @@ func (f *funcs) forwardedDefault() string {
 // serverCookie returns the sticky-session cookie value of s on HAProxy 3.0 and later
 // (model.ServerCookie of its name).
 func serverCookie(s model.Server) string { return model.ServerCookie(s.Name) }
+
+// cookieServers returns the server lines of backend b, which has a cookie, in a conditional block:
+// with each server's cookie value (serverCookie) for HAProxy 3.0 and later, whose `add server`
+// takes it too, and without it before 3.0, where the backend's dynamic cookies give the values. Each
+// line is built once for both arms. The result has no final newline.
+func (f *funcs) cookieServers(b model.Backend) (string, error) {
+	var withCookie, plain strings.Builder
+	for _, s := range b.Servers {
+		line, err := f.serverLine(b, s)
+		if err != nil {
+			return "", err
+		}
+		withCookie.WriteString("\n  " + line + " cookie " + serverCookie(s))
+		plain.WriteString("\n  " + line)
+	}
+	return ".if version_atleast(3.0)" + withCookie.String() + "\n.else" + plain.String() + "\n.endif", nil
+}
 
 // serverLine returns the complete "server" line of s in backend b (without indentation). Every
 // option is on the line (no default-server), so the same options work for "add server" at runtime,
