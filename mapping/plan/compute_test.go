@@ -112,6 +112,26 @@ func TestComputeNoChange(t *testing.T) {
 	}
 }
 
+// TestPoolTakesRouterCookieName: with ROUTER_COOKIE_NAME every Route's cookie has that name, so the
+// spares have it too, and a new Route claims one without a reload and hands out the name the stock
+// router would.
+func TestPoolTakesRouterCookieName(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(3)
+	opts.CookieName = "ROUTERID"
+	in := baseInput(c)
+	d := translate(t, in, opts)
+	for _, b := range plan.WithPool(d).Backends {
+		if b.Kind != model.KindPassthrough && (b.Cookie == nil || b.Cookie.Name != "ROUTERID") {
+			t.Errorf("backend %s (spare %v): cookie %+v, want ROUTERID", b.Name, b.Spare, b.Cookie)
+		}
+	}
+	r := newRoute("app", "fresh", "fresh.example.com", 10, withService("s-extra"))
+	if p := plan.Compute(plan.WithPool(d), translate(t, withRoute(in, r), opts)); p.NeedsReload() {
+		t.Errorf("a new Route with the router's cookie name: reload %v, want a spare", p.Structural)
+	}
+}
+
 func TestWithPool(t *testing.T) {
 	c := loadCerts(t)
 	for name, tc := range map[string]struct {
