@@ -53,8 +53,11 @@ func (t *translator) buildBackend(a *admission) (model.Backend, []*rejection) {
 	b.Servers = make([]model.Server, 0, total)
 	for i, ref := range a.services {
 		service := a.namespace + "/" + ref.name
+		// As OpenShift: the backend's certificate must name its Service only when the router's default
+		// destination CA (the service CA) verifies it; a Route's own destinationCACertificate verifies
+		// the chain alone.
 		verifyHost := ""
-		if a.kind == model.KindReencrypt {
+		if a.kind == model.KindReencrypt && a.tls.ca == nil {
 			verifyHost = ref.name + "." + a.namespace + ".svc"
 		}
 		for _, e := range endpoints[i] {

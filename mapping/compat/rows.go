@@ -36,8 +36,8 @@ var rows = []Row{
 	},
 	{
 		Kind: EnvVar, Name: "DEFAULT_DESTINATION_CA_PATH", Default: "unset", Status: Different, OperatorSets: true,
-		Note: "CA bundle for the backends of reencrypt Routes without `spec.tls.destinationCACertificate`; both routers then check that the backend's certificate names `<service>.<namespace>.svc`, " +
-			"and haroute also sends that name as SNI. Without the variable haroute rejects such Routes, where the stock router connects to the backend unverified (`verify none`).",
+		Note: "CA bundle for the backends of reencrypt Routes without `spec.tls.destinationCACertificate`; both routers then check that the backend's certificate names `<service>.<namespace>.svc` (without sending SNI). " +
+			"Different: without the variable haroute rejects such Routes, where the stock router connects to the backend unverified (`verify none`).",
 	},
 	{
 		Kind: EnvVar, Name: "EXTENDED_VALIDATION", Default: "`true`", Status: NotSupported,
@@ -698,9 +698,9 @@ var rows = []Row{
 		Note: "The Route's certificate, checked against its key.",
 	},
 	{
-		Kind: RouteField, Name: "spec.tls.destinationCACertificate", Default: "none (DEFAULT_DESTINATION_CA_PATH)", Status: Different,
-		Note: "CA that verifies a reencrypt Route's backends. haroute also checks that the backend's certificate names `<service>.<namespace>.svc`, " +
-			"where the stock router checks the chain only, so backends whose certificates lack that name fail.",
+		Kind: RouteField, Name: "spec.tls.destinationCACertificate", Default: "none (DEFAULT_DESTINATION_CA_PATH)", Status: Supported,
+		Note: "CA that verifies a reencrypt Route's backends: the chain only, whatever names the backend's certificate carries, and without SNI, as the stock router does. " +
+			"A changed CA is served after a reload (a server-side `commit ssl ca-file` leaves existing servers on the old CA).",
 	},
 	{
 		Kind: RouteField, Name: "spec.tls.externalCertificate.name", Default: "none", Status: Different,

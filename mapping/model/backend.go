@@ -155,8 +155,9 @@ type Server struct {
 	State  ServerState `json:"state" yaml:"state"`
 	// Service is the Service the endpoint belongs to ("<ns>/<svc>").
 	Service string `json:"service" yaml:"service"`
-	// VerifyHost, on reencrypt backends, is the name the server certificate must carry; it is also
-	// sent as SNI: "<service>.<namespace>.svc".
+	// VerifyHost, on reencrypt backends verified by the router's default destination CA, is the name
+	// the server certificate must carry, "<service>.<namespace>.svc"; empty when the Route's own
+	// destination CA verifies the chain alone (OpenShift's rule). No SNI is sent, as in OpenShift.
 	VerifyHost string `json:"verifyHost,omitempty" yaml:"verifyHost,omitempty"`
 	// HealthCheck says whether HAProxy health-checks the server. As in OpenShift, only the servers of
 	// a backend with more than one active endpoint (of a Service with a non-zero weight) are

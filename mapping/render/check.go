@@ -254,7 +254,7 @@ func checkServer(b *model.Backend, s *model.Server) error {
 	if ip, err := netip.ParseAddr(s.Addr); err != nil || ip.Zone() != "" {
 		return fmt.Errorf("server %q: address %q: want an IP address without zone", s.Name, s.Addr)
 	}
-	if b.TLS != nil {
+	if b.TLS != nil && s.VerifyHost != "" {
 		if err := checkCharset(fmt.Sprintf("server %q: verifyHost", s.Name), s.VerifyHost, "-_."); err != nil {
 			return err
 		}

@@ -329,7 +329,11 @@ func (f *funcs) serverLine(b model.Backend, s model.Server) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("server %q: %w", s.Name, err)
 		}
-		fmt.Fprintf(&sb, " ssl verify required ca-file %s verifyhost %s sni str(%s)", ca, s.VerifyHost, s.VerifyHost)
+		// As OpenShift: no SNI; the name to check only with the default destination CA.
+		fmt.Fprintf(&sb, " ssl verify required ca-file %s", ca)
+		if s.VerifyHost != "" {
+			sb.WriteString(" verifyhost " + s.VerifyHost)
+		}
 		// As OpenShift: reencrypt backends are offered HTTP/2 unless it is disabled router-wide.
 		if f.data != nil && !f.data.Config.Settings.HTTP.DisableHTTP2 {
 			sb.WriteString(" alpn h2,http/1.1")

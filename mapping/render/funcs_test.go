@@ -228,7 +228,7 @@ func TestServerLine(t *testing.T) {
 		{edge, edge.Servers[0], "server pod:edge-1:svc:http:127.0.0.2:8000 127.0.0.2:8000 id 341987 weight 256 maxconn 100 check inter 2s"},
 		{edge, edge.Servers[1], "server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 id 670168 weight 0 maxconn 100 check inter 2s disabled"},
 		{re, re.Servers[0], "server pod:re-1:svc:https:127.0.0.9:3 127.0.0.9:3 id 842504 weight 256 check inter 5000ms ssl verify required " +
-			"ca-file /srv/haproxy/router/cacerts/ns2:re.pem verifyhost svc.ns2.svc sni str(svc.ns2.svc) alpn h2,http/1.1"},
+			"ca-file /srv/haproxy/router/cacerts/ns2:re.pem verifyhost svc.ns2.svc alpn h2,http/1.1"},
 		// No backend interval: the settings' default.
 		{wild, wild.Servers[0], "server pod:wild-1:svc:http:127.0.0.2:8000 127.0.0.2:8000 id 539651 weight 256 check inter 5000ms"},
 	} {

@@ -232,7 +232,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		"backend be_http:ns1:wild":  {"  balance source", "  hash-type consistent"},
 		"backend be_http:ns1:never": {`  http-request replace-path '^/n(.*)$' '/m\1'`},
 		"backend be_secure:ns2:re-default": {
-			"  server pod:rd-1:svc:https:127.0.0.9:2 127.0.0.9:2 id 734883 weight 256 check inter 5000ms ssl verify required ca-file /etc/haroute/default-ca.pem verifyhost svc.ns2.svc sni str(svc.ns2.svc) alpn h2,http/1.1",
+			"  server pod:rd-1:svc:https:127.0.0.9:2 127.0.0.9:2 id 734883 weight 256 check inter 5000ms ssl verify required ca-file /etc/haroute/default-ca.pem verifyhost svc.ns2.svc alpn h2,http/1.1",
 		},
 		"backend be_tcp:ns3:pass": {
 			"  mode tcp", "  balance source", "  hash-type consistent", "  timeout tunnel 30m",
@@ -552,7 +552,7 @@ func TestRenderRefusesBadModels(t *testing.T) {
 		"rewrite prefix relative": func(c *model.Config) { backend(c, edge).Rewrite.Prefix = "shop" },
 		"rewrite prefix hash":     func(c *model.Config) { backend(c, edge).Rewrite.Prefix = "/a#b" },
 		"verifyhost expression":   func(c *model.Config) { backend(c, re).Servers[0].VerifyHost = "x),env(HOME" },
-		"verifyhost missing":      func(c *model.Config) { backend(c, re).Servers[0].VerifyHost = "" },
+		"verifyhost with slash":   func(c *model.Config) { backend(c, re).Servers[0].VerifyHost = "a/b" },
 		"reencrypt without TLS":   func(c *model.Config) { backend(c, re).TLS = nil },
 		"unknown CA name":         func(c *model.Config) { backend(c, re).TLS.CAFile = "ns9:x.pem" },
 		"CA path with space":      func(c *model.Config) { backend(c, re).TLS.CAFile = "/etc/a b.pem" },

@@ -56,7 +56,7 @@ const RuntimeServerDefaults = "pool-max-conn -1 pool-purge-delay 5s"
 
 // ServerSpec returns what follows "add server <backend>/<name>" at runtime for server s of backend b:
 // the address and every option of the rendered server line ("<addr>:<port> id … weight … check inter
-// … [ssl verify required ca-file … verifyhost … sni str(…)]"), without the state, since a server added
+// … [ssl verify required ca-file … [verifyhost …]]"), without the state, since a server added
 // at runtime starts in maintenance, followed by RuntimeServerDefaults. cfg supplies the CA files b may
 // reference; dir is the HAProxy directory the config was rendered for. Custom templates must render
 // servers with the serverLine helper and set no default-server, so that a runtime server equals a

@@ -22,7 +22,7 @@ func TestServerSpecMatchesRenderedLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "[fd00::1]:8443 id 4242 weight 12 maxconn 7 check inter 2s ssl verify required ca-file /var/lib/haproxy/router/cacerts/ns:r.pem verifyhost svc.ns.svc sni str(svc.ns.svc) alpn h2,http/1.1 " + RuntimeServerDefaults
+	want := "[fd00::1]:8443 id 4242 weight 12 maxconn 7 check inter 2s ssl verify required ca-file /var/lib/haproxy/router/cacerts/ns:r.pem verifyhost svc.ns.svc alpn h2,http/1.1 " + RuntimeServerDefaults
 	if spec != want {
 		t.Fatalf("spec\n got %q\nwant %q", spec, want)
 	}

@@ -114,7 +114,7 @@ func TestOpCommands(t *testing.T) {
 		op   plan.Op
 		want []string
 	}{
-		{plan.AddServer{Backend: b, Server: s}, []string{"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8443 id 17 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc sni str(svc.ns.svc) alpn h2,http/1.1 pool-max-conn -1 pool-purge-delay 5s"}},
+		{plan.AddServer{Backend: b, Server: s}, []string{"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8443 id 17 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc alpn h2,http/1.1 pool-max-conn -1 pool-purge-delay 5s"}},
 		{plan.DelServer{Backend: "b", Server: "s"}, []string{"del server b/s"}},
 		{plan.SetServerWeight{Backend: "b", Server: "s", Weight: 9}, []string{"set server b/s weight 9"}},
 		{plan.SetServerState{Backend: "b", Server: "s", State: model.StateDrain}, []string{"set server b/s state drain"}},
@@ -123,7 +123,7 @@ func TestOpCommands(t *testing.T) {
 		// With a cookie, on 2.6: added on a placeholder port, then moved to its own (HAProxy
 		// computes the server's dynamic cookie on that change).
 		{plan.AddServer{Backend: withCookie(b), Server: s}, []string{"show info",
-			"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8444 id 17 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc sni str(svc.ns.svc) alpn h2,http/1.1 pool-max-conn -1 pool-purge-delay 5s",
+			"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8444 id 17 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc alpn h2,http/1.1 pool-max-conn -1 pool-purge-delay 5s",
 			"set server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 addr 10.0.0.1 port 8443"}},
 		{plan.AddMapEntry{Map: model.MapHTTP, Key: "=h/p", Value: "be"}, []string{"add map " + httpMap + " =h/p be"}},
 		{plan.SetMapEntry{Map: model.MapHTTP, Key: "h/", Value: "be"}, []string{"set map " + httpMap + " h/ be"}},

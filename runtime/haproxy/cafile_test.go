@@ -55,3 +55,45 @@ func TestDestinationCAChangeReloads(t *testing.T) {
 		t.Fatalf("with the new CA: status %d, want 200", s)
 	}
 }
+
+// TestDestinationCAChecksTheNameOnlyByDefault follows OpenShift: a reencrypt Route's own
+// destinationCACertificate verifies the backend's chain alone, whatever names its certificate
+// carries; the router's default destination CA (the service CA) also wants the Service's name,
+// <service>.<namespace>.svc. Neither sends SNI.
+func TestDestinationCAChecksTheNameOnlyByDefault(t *testing.T) {
+	opts := testbed.RouterOptions(t)
+	routerCA, serviceCA := testbed.NewCA(t, "router CA"), testbed.NewCA(t, "service CA")
+	dir := testbed.TempDir(t)
+	opts.DefaultDestinationCAFile = dir + "/service-ca.pem"
+	testbed.WriteFiles(t, dir, []render.File{{Path: "service-ca.pem", Data: serviceCA.PEM()}})
+	otherCrt, otherKey := serviceCA.Issue(t, "pod.internal.example")
+	svcCrt, svcKey := serviceCA.Issue(t, "named.shop.svc")
+	other := testbed.StartTLSBackend(t, "127.0.0.2", "other", otherCrt, otherKey)
+	named := testbed.StartTLSBackend(t, "127.0.0.3", "named", svcCrt, svcKey)
+	m := &testbed.Manifests{}
+	for _, r := range []struct {
+		name   string
+		b      *testbed.Backend
+		destCA []byte
+	}{{"own-ca", other, serviceCA.PEM()}, {"default-ca", other, nil}, {"named", named, nil}} {
+		crt, key := routerCA.Issue(t, r.name+".example.com")
+		svc := r.name
+		m.Service("shop", svc, r.b).Route("shop", r.name, r.name+".example.com", "", svc, testbed.Reencrypt(crt, key, r.destCA))
+	}
+	desired, problems := mapping.Translate(m.Input(t), opts)
+	if len(problems) != 0 {
+		t.Fatalf("problems: %v", problems)
+	}
+	startInstance(t, dir, render.Options{DefaultCertificatePEM: routerCA.IssueBundle(t, "default.example.com")}, desired)
+	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, routerCA.Pool())
+	for host, want := range map[string]int{
+		"own-ca.example.com":     http.StatusOK,                 // the chain is the Route's CA's: enough
+		"default-ca.example.com": http.StatusServiceUnavailable, // the service CA's chain, but not other.shop.svc
+		"named.example.com":      http.StatusOK,                 // the service CA's chain for named.shop.svc
+	} {
+		resp, err := client.Do(http.MethodGet, "https://"+host+"/", nil)
+		if err != nil || resp.Status != want {
+			t.Errorf("GET https://%s/: %v %v, want status %d", host, resp, err, want)
+		}
+	}
+}
