@@ -242,23 +242,20 @@ func slicesHavePort(slices []*discoveryv1.EndpointSlice, match func(string, int3
 const maxServerWeight = 256
 
 // serverWeights returns the weight to give each server of each Service so that every Service gets its
-// share of the traffic whatever its number of endpoints.
+// share of the traffic whatever its number of endpoints, with OpenShift's arithmetic, so that a stock
+// router and haroute fed the same Route give every server the same weight and spread the load alike.
 //
-// Service i has weight w[i] and n[i] endpoints. Its share of traffic must be w[i]/Σw (over Services
-// with endpoints), spread evenly over its n[i] servers, so each server needs a weight proportional to
-// r[i] = w[i]/n[i]. With M = max r[i], a server of Service i gets
+// Service i has weight w[i] and n[i] endpoints; a Service without endpoints does not take part. When
+// only one Service has both a weight and endpoints (the common Route), its servers get weight 1 and a
+// weight-0 Service's get 0: equal weights spread the same, and HAProxy builds the consistent-hash ring
+// of balance random and source from weight × 16 points per server, so 256 would cost 256 times the
+// ring. Otherwise each server needs a weight proportional to r[i] = w[i]/n[i]; OpenShift computes it
+// in float32 as
 //
-//	max(1, round(256 · r[i] / M))
+//	int32(r[i] · (256 / M)),  M = max r[i],  at least 1 where r[i] > 0
 //
-// (the Service with the largest per-server share gets 256; rounding keeps the error per server below
-// 1/512 of the largest weight; 1 is the floor so that a small but non-zero share is not lost). A
-// Service of weight 0 gets weight-0 servers; a Service without endpoints does not take part. The
-// arithmetic is done on integers: r[i]/M = w[i]·n[m] / (n[i]·w[m]).
-//
-// When only one Service has both a weight and endpoints (the common Route), its servers get weight 1,
-// as OpenShift gives them: equal weights spread the same, and HAProxy builds the consistent-hash ring
-// of balance random and source from weight × 16 points per server, so 256 costs 256 times the ring
-// (measured: 65% of `haproxy -c` and of a new worker's start at 1,000 Routes with two endpoints).
+// truncating, so the Service with the largest per-server share gets 256 and another gets up to one
+// less than its exact weight. The same float32 operations in the same order give the same numbers.
 func serverWeights(w []int32, n []int) []int32 {
 	out := make([]int32, len(w))
 	active := 0
@@ -267,31 +264,31 @@ func serverWeights(w []int32, n []int) []int32 {
 			active++
 		}
 	}
-	m := -1
-	for i := range w {
-		if w[i] <= 0 || n[i] < 1 {
-			continue
+	if active == 1 {
+		for i := range w {
+			if w[i] > 0 && n[i] >= 1 {
+				out[i] = 1
+			}
 		}
-		if active == 1 {
-			out[i] = 1
-			continue
-		}
-		// r[i] > r[m]  ⇔  w[i]·n[m] > w[m]·n[i]
-		if m < 0 || int64(w[i])*int64(n[m]) > int64(w[m])*int64(n[i]) {
-			m = i
-		}
-	}
-	if m < 0 {
 		return out
 	}
+	ep := make([]float32, len(w))
+	var maxEp float32
 	for i := range w {
-		if w[i] <= 0 || n[i] < 1 {
+		if n[i] >= 1 && w[i] > 0 {
+			ep[i] = float32(w[i]) / float32(n[i])
+			maxEp = max(maxEp, ep[i])
+		}
+	}
+	var scale float32
+	if maxEp > 0 {
+		scale = float32(maxServerWeight) / maxEp
+	}
+	for i := range w {
+		if ep[i] <= 0 {
 			continue
 		}
-		num := int64(maxServerWeight) * int64(w[i]) * int64(n[m])
-		den := int64(n[i]) * int64(w[m])
-		x := (2*num + den) / (2 * den) // round half up
-		out[i] = int32(max(1, min(x, maxServerWeight)))
+		out[i] = max(1, int32(ep[i]*scale))
 	}
 	return out
 }

@@ -662,8 +662,10 @@ var rows = []Row{
 	// Route spec fields.
 	{
 		Kind: RouteField, Name: "spec.alternateBackends", Default: "none", Status: Different,
-		Note: "Up to three more Services sharing the Route's traffic by weight. Their weights differ as `spec.to.weight` says; " +
-			"and haroute balances roundrobin whenever a Route lists several Services, the stock router only while more than one has a weight above 0.",
+		Note: "Up to three more Services sharing the Route's traffic by weight, each server weighted as the stock router weights it (`spec.to.weight`). " +
+			"Different, to keep weight changes free of reloads: haroute balances roundrobin whenever a Route lists several Services, the stock router only while more than one has a weight above 0 " +
+			"(HAProxy cannot change a backend's balance at runtime, so following the stock rule would reload whenever a canary's weight goes to or from 0; the active Service's pods share the traffic evenly either way); " +
+			"and a passthrough Route keeps the servers of a weight-0 Service with weight 0 (no traffic), where the stock router leaves them out.",
 	},
 	{
 		Kind: RouteField, Name: "spec.host", Default: "generated (ROUTER_SUBDOMAIN)", Status: Supported,
@@ -730,8 +732,9 @@ var rows = []Row{
 	},
 	{
 		Kind: RouteField, Name: "spec.to.weight", Default: "`100` (set by the API server)", Status: Different,
-		Note: "Share of the traffic, 0-256. haroute rejects a weight outside that range where the stock router clamps it, " +
-			"rounds each server's share where the stock router truncates it, and reads an unset weight as 100 where the stock router reads 1.",
+		Note: "Share of the traffic, 0-256. Each server's weight is the stock router's, computed with its float32 arithmetic (the largest per-server share 256, the others truncated, at least 1), " +
+			"so both routers spread a Route's load alike. Different only for input the API server refuses, which a manifest folder can hold: a weight outside 0-256 rejects the Route " +
+			"(the stock router clamps it), and an unset weight is the API server's default, 100 (the stock router would read 1).",
 	},
 	{
 		Kind: RouteField, Name: "spec.wildcardPolicy", Default: "`None`", Status: Supported,
