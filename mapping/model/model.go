@@ -77,6 +77,10 @@ const (
 	// every Route, instead of a copy of the header rules in each backend (which cost HAProxy about
 	// 9 kB per backend), and a Route's policy changes at runtime with a map entry.
 	MapForwardedHeaders = "haroute_forwarded.map"
+	// MapHeaderValues holds the literal values of the Routes' header actions (HeaderRule.Key →
+	// the value, URL-encoded: MappedHeaderValue), so that a Route's header value changes at runtime
+	// with a map entry.
+	MapHeaderValues = "haroute_header_values.map"
 	// CertList is the crt-list of the TLS-terminating frontends.
 	CertList = "cert_config.map"
 )
