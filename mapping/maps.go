@@ -30,7 +30,7 @@ type mapValue struct {
 
 func newMapBuilder(forwarded string) *mapBuilder {
 	m := &mapBuilder{maps: map[string]map[string]mapValue{}, forwarded: forwarded}
-	for _, name := range []string{model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain} {
+	for _, name := range []string{model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapHeaderValues} {
 		m.maps[name] = map[string]mapValue{}
 	}
 	return m
@@ -76,6 +76,9 @@ func (m *mapBuilder) addRoute(a *admission) {
 	if p := a.options.forwardedHeaders; p != "" && p != m.forwarded {
 		m.add(model.MapForwardedHeaders, a.backendName, p, true)
 	}
+	for _, e := range a.headerValues {
+		m.add(model.MapHeaderValues, e.Key, e.Value, true)
+	}
 	if a.terminated() {
 		for _, e := range entries {
 			m.add(model.MapEdgeReencrypt, e.key, a.backendName, e.strong)
@@ -89,7 +92,7 @@ func (m *mapBuilder) addRoute(a *admission) {
 	}
 }
 
-// build returns the six map files sorted by name, entries sorted by key. It first adds, for every
+// build returns the seven map files sorted by name, entries sorted by key. It first adds, for every
 // exact host terminated by an edge or reencrypt Route whose domain has a wildcard passthrough Route,
 // an os_tcp_be.map entry sending that host to be_sni, so it is terminated rather than passed through.
 func (m *mapBuilder) build(admitted []*admission) []model.MapFile {
