@@ -94,17 +94,18 @@ func (t *translator) validate(r *routev1.Route) (*admission, *rejection) {
 		return nil, rej
 	}
 	a.port = port
-	headers, rej := routeHTTPHeaders(r, a.kind)
-	if rej != nil {
-		return nil, rej
-	}
-	a.requestHeaders, a.responseHeaders, a.headerValues = headers.rules(a.backendName)
 
 	opts, rej := parseAnnotations(a, r.Annotations, t.opts)
 	if rej != nil {
 		return nil, rej
 	}
 	a.options = opts
+
+	headers, rej := routeHTTPHeaders(r, a.kind)
+	if rej != nil {
+		return nil, rej
+	}
+	a.requestHeaders, a.responseHeaders, a.headerValues = headers.rules(a.backendName)
 
 	tls, rej := t.routeTLS(a)
 	if rej != nil {
