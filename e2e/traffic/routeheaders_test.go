@@ -44,6 +44,7 @@ func TestRouteHeaderActions(t *testing.T) {
 	opts.HTTP.ResponseHeaders = model.FormatHeaderActions([]model.HeaderAction{{Action: model.HeaderSet, Name: "X-Both-Res", Value: "router"}})
 
 	const literal = `two  spaces; 'single' "double" \ 100% café`
+	crt, key := f.ca.Issue(t, "secure.hdr.example.com")
 	input := func(lit, frame string, dynamic bool) mapping.Input {
 		var m testbed.Manifests
 		m.ServiceAt("hdr", "echo", echo)
@@ -63,7 +64,6 @@ func TestRouteHeaderActions(t *testing.T) {
 			routetest.SetHeader("X-Up-Lower", "%[res.hdr(X-Up),lower]"),
 			routetest.SetHeader("X-Both-Res", "route"),
 		}
-		crt, key := f.ca.Issue(t, "secure.hdr.example.com")
 		m.Route("hdr", "plain", "plain.hdr.example.com", "", "echo", testbed.RouteOption(routetest.Headers(request, response)))
 		m.Route("hdr", "edge", "secure.hdr.example.com", "", "echo", testbed.Edge(crt, key), testbed.RouteOption(routetest.Headers(request, response)))
 		return m.Input(t)
@@ -133,10 +133,12 @@ func TestRouteHeaderActions(t *testing.T) {
 
 	// 1. New literal values: map entries, no reload.
 	const changed = "changed  value, 'again' 50%"
+	began := time.Now()
 	out, err := inst.Update(ctx, translate(input(changed, "SAMEORIGIN", false)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("new header values: %d runtime ops in %v", out.Result.Applied, time.Since(began).Round(time.Microsecond))
 	if out.Reloaded || out.Result.Applied == 0 {
 		t.Fatalf("a new header value: reloaded %v (reason %v), %d ops applied; want runtime ops", out.Reloaded, out.Reason, out.Result.Applied)
 	}
@@ -146,10 +148,12 @@ func TestRouteHeaderActions(t *testing.T) {
 	check("runtime value change", changed, "SAMEORIGIN")
 
 	// 2. A dynamic value needs the rule itself: a reload.
+	began = time.Now()
 	out, err = inst.Update(ctx, translate(input(changed, "SAMEORIGIN", true)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("a dynamic value: reload in %v", time.Since(began).Round(time.Microsecond))
 	if !out.Reloaded || out.Reason.Kind != plan.HeaderActionsChanged {
 		t.Fatalf("a dynamic value: reloaded %v, reason %v; want a HeaderActionsChanged reload", out.Reloaded, out.Reason)
 	}
