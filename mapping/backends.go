@@ -28,6 +28,8 @@ func (t *translator) buildBackend(a *admission) (model.Backend, []*rejection) {
 		ServerMaxConn:    o.serverMaxConn,
 		CaseAdjustServer: o.caseAdjustServer,
 		TLS:              a.tls.backendTLS,
+		RequestHeaders:   a.requestHeaders,
+		ResponseHeaders:  a.responseHeaders,
 	}
 
 	var warnings []*rejection

@@ -30,7 +30,7 @@ type mapValue struct {
 
 func newMapBuilder(forwarded string) *mapBuilder {
 	m := &mapBuilder{maps: map[string]map[string]mapValue{}, forwarded: forwarded}
-	for _, name := range []string{model.MapCookieSameSite, model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain} {
+	for _, name := range []string{model.MapCookieSameSite, model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapHeaderValues} {
 		m.maps[name] = map[string]mapValue{}
 	}
 	return m
@@ -78,6 +78,9 @@ func (m *mapBuilder) addRoute(a *admission) {
 	}
 	if a.options.cookie != nil && a.options.cookieSameSite != "" {
 		m.add(model.MapCookieSameSite, a.backendName, a.options.cookieSameSite, true)
+	}
+	for _, e := range a.headerValues {
+		m.add(model.MapHeaderValues, e.Key, e.Value, true)
 	}
 	if a.terminated() {
 		for _, e := range entries {

@@ -37,6 +37,10 @@ type admission struct {
 	port    *routev1.RoutePort
 	options backendOptions
 	tls     routeTLS
+	// requestHeaders and responseHeaders are the backend's header rules (spec.httpHeaders.actions),
+	// headerValues the model.MapHeaderValues entries of the values the map carries.
+	requestHeaders, responseHeaders []model.HeaderRule
+	headerValues                    []model.MapEntry
 	// warnings are problems that do not keep the Route from being admitted (ignored annotation
 	// values, fields haroute does not implement); they are reported only when it is admitted.
 	warnings []*rejection
@@ -90,16 +94,18 @@ func (t *translator) validate(r *routev1.Route) (*admission, *rejection) {
 		return nil, rej
 	}
 	a.port = port
-	if h := r.Spec.HTTPHeaders; h != nil && (len(h.Actions.Request) > 0 || len(h.Actions.Response) > 0) {
-		a.warn(ReasonNotImplemented, fmt.Sprintf("spec.httpHeaders is not implemented by haroute and is ignored: its %d request and %d response header actions are not applied",
-			len(h.Actions.Request), len(h.Actions.Response)))
-	}
 
 	opts, rej := parseAnnotations(a, r.Annotations, t.opts)
 	if rej != nil {
 		return nil, rej
 	}
 	a.options = opts
+
+	headers, rej := routeHTTPHeaders(r, a.kind)
+	if rej != nil {
+		return nil, rej
+	}
+	a.requestHeaders, a.responseHeaders, a.headerValues = headers.rules(a.backendName)
 
 	tls, rej := t.routeTLS(a)
 	if rej != nil {

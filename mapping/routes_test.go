@@ -83,28 +83,3 @@ func TestTargetPortInputUnchanged(t *testing.T) {
 		t.Fatalf("the input's targetPort became %+v", tp)
 	}
 }
-
-// TestHTTPHeadersIgnoredWithWarning: spec.httpHeaders is not implemented; a Route that sets header
-// actions is admitted with a warning saying they are ignored, one without actions gets none.
-func TestHTTPHeadersIgnoredWithWarning(t *testing.T) {
-	set := routev1.RouteHTTPHeaderActionUnion{Type: routev1.Set, Set: &routev1.RouteSetHTTPHeader{Value: "x"}}
-	r := newRoute("ns", "r", "www.example.com", 0, func(r *routev1.Route) {
-		r.Spec.HTTPHeaders = &routev1.RouteHTTPHeaders{Actions: routev1.RouteHTTPHeaderActions{
-			Response: []routev1.RouteHTTPHeader{{Name: "X-Frame-Options", Action: set}},
-			Request:  []routev1.RouteHTTPHeader{{Name: "X-A", Action: set}, {Name: "X-B", Action: routev1.RouteHTTPHeaderActionUnion{Type: routev1.Delete}}},
-		}}
-	})
-	empty := newRoute("ns", "empty", "empty.example.com", 1, func(r *routev1.Route) { r.Spec.HTTPHeaders = &routev1.RouteHTTPHeaders{} })
-	cfg, problems := translate(t, Input{Routes: []*routev1.Route{r, empty}}, testOptions())
-	if len(cfg.Routes) != 2 {
-		t.Fatalf("admitted %v, want both Routes", cfg.Routes)
-	}
-	if len(problems) != 1 {
-		t.Fatalf("problems %v, want one warning", problems)
-	}
-	p := problems[0]
-	if !p.Warning || p.Name != "r" || p.Reason != ReasonNotImplemented ||
-		p.Message != "spec.httpHeaders is not implemented by haroute and is ignored: its 2 request and 1 response header actions are not applied" {
-		t.Errorf("got %s", p)
-	}
-}

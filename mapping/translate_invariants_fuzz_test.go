@@ -32,7 +32,7 @@ const (
 var (
 	layoutFrontends = []string{model.FrontendPublic, model.FrontendPublicSSL, model.FrontendSNI, model.FrontendNoSNI, "stats"}
 	layoutBackends  = map[string]string{model.SNIBackend: "fe_sni", model.NoSNIBackend: "fe_no_sni", model.DefaultBackend: ""}
-	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite}
+	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite, model.MapHeaderValues}
 )
 
 // twoWordDirectives are the directives whose second word says what they do: a directive is told by
@@ -237,8 +237,8 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 	t.Helper()
 	text := c.config
 	for i, b := range text {
-		if (b < ' ' && b != '\n') || b >= 0x7f {
-			t.Fatalf("haproxy.cfg byte %d is %#x: only printable ASCII may be written", i, b)
+		if (b < ' ' && b != '\n') || b == 0x7f {
+			t.Fatalf("haproxy.cfg byte %d is %#x: a control character", i, b)
 		}
 	}
 	var (
@@ -256,7 +256,15 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 			continue
 		}
 		where := "haproxy.cfg line " + strconv.Itoa(n+1) + " " + strconv.Quote(line)
-		if strings.Contains(line, "${") {
+		// Inside single quotes HAProxy expands nothing; a Route's header names and values are written
+		// there (UTF-8 included, as OpenShift writes them).
+		bare := unquoted(line)
+		for i := 0; i < len(bare); i++ {
+			if bare[i] >= 0x7f {
+				t.Fatalf("%s: byte %#x outside single quotes: only printable ASCII may be written there", where, bare[i])
+			}
+		}
+		if strings.Contains(bare, "${") {
 			t.Fatalf("%s: environment expansion", where)
 		}
 		key := directiveKey(line)
@@ -315,6 +323,25 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 			}
 		}
 	}
+}
+
+// unquoted returns a configuration line without its single-quoted parts (a quote closes them; outside,
+// a backslash escapes the next byte, as in 'it'\”s').
+func unquoted(line string) string {
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\'':
+			quoted = !quoted
+		case quoted:
+		case c == '\\' && i+1 < len(line):
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // checkServerLine checks a "server <name> <address> ..." line of a backend.
@@ -445,9 +472,33 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 				slices.Contains(model.ForwardedPolicies(), value) && value != c.opts.ForwardedHeaders {
 				return true
 			}
+		case model.MapHeaderValues:
+			// The literal value of the Route's Set action the key names, encoded.
+			if c.headerValueExplained(ri, key, value) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// headerValueExplained reports whether a haroute_header_values.map entry is the value of a Set action
+// of the admitted Route ri: key "<backend>/req/<i>" or "<backend>/res/<i>" names action i of the
+// request or response list, whose value encodes to value.
+func (c *renderCheck) headerValueExplained(ri model.RouteInfo, key, value string) bool {
+	rest, ok := strings.CutPrefix(key, ri.Backend+"/")
+	r := c.routes[ri.Namespace+"/"+ri.Name]
+	if !ok || r == nil || r.Spec.HTTPHeaders == nil {
+		return false
+	}
+	dir, index, _ := strings.Cut(rest, "/")
+	list := map[string][]routev1.RouteHTTPHeader{"req": r.Spec.HTTPHeaders.Actions.Request, "res": r.Spec.HTTPHeaders.Actions.Response}[dir]
+	i, err := strconv.Atoi(index)
+	if err != nil || i < 0 || i >= len(list) || list[i].Action.Set == nil {
+		return false
+	}
+	enc, ok := model.MappedHeaderValue(list[i].Action.Set.Value)
+	return ok && enc == value
 }
 
 // hostPathKeys returns the keys a Route of host and path may have in a host+path map

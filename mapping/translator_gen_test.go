@@ -30,6 +30,7 @@ type universePEM struct {
 // universe is the current snapshot and the randomness that changes it.
 type universe struct {
 	rng  *rand.Rand
+	seed uint64
 	pem  universePEM
 	in   Input
 	next int // counter for fresh UIDs and ages
@@ -55,7 +56,7 @@ var (
 )
 
 func newUniverse(seed uint64, pems universePEM) *universe {
-	u := &universe{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), pem: pems}
+	u := &universe{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), seed: seed, pem: pems}
 	for _, ns := range genNamespaces {
 		u.in.Namespaces = append(u.in.Namespaces, u.namespace(ns))
 		for _, svc := range genServices {
@@ -177,6 +178,7 @@ func (u *universe) route() *routev1.Route {
 	for range u.rng.IntN(3) {
 		u.tweak(r)
 	}
+	u.headers(r, n)
 	return r
 }
 
@@ -238,6 +240,27 @@ func (u *universe) tweak(r *routev1.Route) {
 		routetest.Label("shard", u.pick([]string{"x", "y"}))(r)
 	default:
 		r.CreationTimestamp = metav1.NewTime(routetest.Epoch.Add(time.Duration(u.rng.IntN(30)) * time.Second))
+	}
+}
+
+// headers draws spec.httpHeaders for the n-th new Route: none, literal and dynamic values (the map
+// carries the literal ones), or an action the Route API refuses. It draws from a generator of its own
+// (seeded by n), so that the universe's other draws stay as they were before Routes had headers.
+func (u *universe) headers(r *routev1.Route, n int) {
+	rng := rand.New(rand.NewPCG(u.seed, uint64(n)))
+	set, del := routetest.SetHeader, routetest.DeleteHeader
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	switch rng.IntN(8) {
+	case 0, 1, 2:
+	case 3:
+		routetest.Headers([]routev1.RouteHTTPHeader{set("X-A", pick("one", "two words", "100%% 'q'"))}, nil)(r)
+	case 4, 5:
+		routetest.Headers([]routev1.RouteHTTPHeader{set("X-A", "%[req.hdr(Host),lower]"), del("X-B")},
+			[]routev1.RouteHTTPHeader{set("X-Frame-Options", pick("DENY", "SAMEORIGIN")), del("Server")})(r)
+	case 6:
+		routetest.Headers(nil, []routev1.RouteHTTPHeader{set("X-Up", "%[res.hdr(Server)]")})(r)
+	default:
+		routetest.Headers(nil, []routev1.RouteHTTPHeader{set(pick("Set-Cookie", "X-Up"), pick("a=b", "%[req.hdr(Host)]"))})(r)
 	}
 }
 

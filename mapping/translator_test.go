@@ -108,6 +108,7 @@ func TestTranslatorMatchesTranslate(t *testing.T) {
 						}
 					}
 					stats["backends"] += len(got.Backends)
+					stats["header values"] += len(got.Map(model.MapHeaderValues).Entries)
 					stats["problems"] += len(gotProblems)
 					for _, p := range gotProblems {
 						stats[p.Reason]++
@@ -147,7 +148,7 @@ func TestTranslatorMatchesTranslate(t *testing.T) {
 // certificates served to another Route and refused endpoints.
 func checkCoverage(t *testing.T, name string, steps int, stats map[string]int) {
 	t.Helper()
-	for _, k := range []string{"backends", ReasonHostAlreadyClaimed, ReasonInvalidRoute, ReasonInvalidAnnotation, "fast"} {
+	for _, k := range []string{"backends", "header values", ReasonHostAlreadyClaimed, ReasonInvalidRoute, ReasonInvalidAnnotation, "fast"} {
 		if stats[k] == 0 {
 			t.Errorf("%s: no %s in %d steps: the universe is too narrow (%v)", name, k, steps, stats)
 		}

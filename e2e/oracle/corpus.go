@@ -109,20 +109,24 @@ type Answer struct {
 	// for a request that carried its own X-Forwarded-For and X-Forwarded-Host (clientForwarded), so
 	// that every policy (append, replace, if-none, never) leaves a different trace.
 	Forwarded string
-	Err       string
+	// Headers are the X-Hdr-* request headers the backend received (testbed.HeaderSummary, after the
+	// Route's request header actions), then those the client received (after its response actions).
+	Headers string
+	Err     string
 }
 
-// clientForwarded returns the forwarded headers every oracle request carries, as a client behind
-// another proxy would.
+// clientForwarded returns the headers every oracle request carries: the forwarded headers of a
+// client behind another proxy, and X-Hdr-Client for the Routes' header actions to delete, replace or
+// read.
 func clientForwarded() http.Header {
-	return http.Header{"X-Forwarded-For": {"192.0.2.7"}, "X-Forwarded-Host": {"client.example"}}
+	return http.Header{"X-Forwarded-For": {"192.0.2.7"}, "X-Forwarded-Host": {"client.example"}, "X-Hdr-Client": {"Client"}}
 }
 
-// Same reports whether two answers agree: status, Route, redirect location, certificate, cookies
-// and the forwarded headers the backend received.
+// Same reports whether two answers agree: status, Route, redirect location, certificate, cookies,
+// the forwarded headers the backend received and the X-Hdr-* headers on both sides.
 func (a Answer) Same(b Answer) bool {
 	return a.Status == b.Status && a.Route == b.Route && a.Location == b.Location && a.Cert == b.Cert &&
-		a.BadCookie == b.BadCookie && a.CookieAttrs == b.CookieAttrs && a.Forwarded == b.Forwarded
+		a.BadCookie == b.BadCookie && a.CookieAttrs == b.CookieAttrs && a.Forwarded == b.Forwarded && a.Headers == b.Headers
 }
 
 func (a Answer) String() string {
@@ -141,6 +145,9 @@ func (a Answer) String() string {
 	}
 	if a.Forwarded != "" {
 		s += " forwarded " + a.Forwarded
+	}
+	if a.Headers != "" {
+		s += " headers " + a.Headers
 	}
 	if a.BadCookie != "" {
 		s += fmt.Sprintf(" bad cookie %q", a.BadCookie)
@@ -163,6 +170,9 @@ func Ask(c *testbed.Client, url string, owners map[string]string) Answer {
 	}
 	a := Answer{Status: resp.Status, Backend: resp.Backend, Location: resp.Header.Get("Location"),
 		Forwarded: resp.Header.Get(testbed.HeaderForwarded)}
+	if got, sent := resp.Header.Get(testbed.HeaderReceived), testbed.HeaderSummary(resp.Header); got != "" || sent != "" {
+		a.Headers = "received " + got + " sent " + sent
+	}
 	if resp.Backend != "" {
 		a.Route = owners[resp.Backend]
 		if a.Route == "" {

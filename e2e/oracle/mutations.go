@@ -213,6 +213,9 @@ func describeRoute(r *Route) string {
 	if len(r.CertPEM) > 0 {
 		s += " own-cert"
 	}
+	if n := len(r.RequestHeaders) + len(r.ResponseHeaders); n > 0 {
+		s += fmt.Sprintf(" header-actions=%d", n)
+	}
 	return s + fmt.Sprintf(" services=%d", len(r.Services))
 }
 

@@ -15,6 +15,8 @@ var (
 	stepsFlag = flag.Int("oracle.steps", 200, "steps of the oracle's random walk (at least 1)")
 	// settingsStepsFlag sizes TestOracleSettings's walk.
 	settingsStepsFlag = flag.Int("oracle.settings-steps", 60, "steps of the oracle's walk under OpenShift's non-default settings (at least 1)")
+	// headerStepsFlag sizes TestOracleHeaderActions's walk.
+	headerStepsFlag = flag.Int("oracle.header-steps", 30, "steps of the oracle's walk that mostly changes header actions (at least 1)")
 )
 
 // Sizes of the oracle.
@@ -44,9 +46,31 @@ func TestOracle(t *testing.T) {
 	walkOracle(t, seed, steps, bed, opts, wk)
 }
 
+// TestOracleHeaderActions is the oracle on a walk that mostly changes the Routes' header actions
+// (spec.httpHeaders.actions), among Routes coming and going: literal values change at runtime through
+// haroute_header_values.map, the rest through reloads, and A must answer, with the same headers on
+// both sides, as a fresh B at every step.
+func TestOracleHeaderActions(t *testing.T) {
+	seed, steps := *seedFlag, *headerStepsFlag
+	if steps < 1 {
+		t.Fatalf("-oracle.header-steps=%d: want at least 1", steps)
+	}
+	t.Logf("seed %d (-oracle.seed), %d steps (-oracle.header-steps)", seed, steps)
+	bed := NewBed(t, httpBackends, tlsBackends)
+	opts := testbed.RouterOptions(t)
+	opts.SparePoolSize = spareBackends
+	wopts := WalkOptionsFor(opts, bed.Issuer(t))
+	wopts.Weights = map[MutationKind]int{MutHeaders: 55, MutAddRoute: 15, MutDeleteRoute: 10, MutScale: 10, MutHost: 5, MutPath: 5}
+	wk := NewWalker(seed, NewWorld(bed.Addrs, string(bed.ServiceCA.PEM())), wopts)
+	stats := walkOracle(t, seed, steps, bed, opts, wk)
+	if ms := stats.ByMutation[MutHeaders]; steps >= 20 && (ms == nil || ms.Runtime == 0 || ms.Reloads == 0) {
+		t.Errorf("header steps %+v: the walk must change header values at runtime and the actions through reloads", ms)
+	}
+}
+
 // walkOracle runs the oracle's walk: seed Routes, then steps mutations of wk, each applied to A and
-// compared with a fresh B.
-func walkOracle(t *testing.T, seed uint64, steps int, bed *Bed, opts mapping.Options, wk *Walker) {
+// compared with a fresh B. It returns the walk's figures.
+func walkOracle(t *testing.T, seed uint64, steps int, bed *Bed, opts mapping.Options, wk *Walker) *Stats {
 	t.Helper()
 	ctx := t.Context()
 	if err := SeedRoutes(wk); err != nil {
@@ -121,6 +145,7 @@ func walkOracle(t *testing.T, seed uint64, steps int, bed *Bed, opts mapping.Opt
 	if steps >= 20 && stats.Delta == 0 {
 		t.Errorf("no step of %d was planned from the last desired state", steps)
 	}
+	return stats
 }
 
 // settingsEnv is the non-default set of OpenShift's settings TestOracleSettings walks under: the TLS

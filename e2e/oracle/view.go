@@ -33,7 +33,7 @@ type View struct {
 
 // RouteView is what one Route gets.
 type RouteView struct {
-	Backend string // the backend's kind, mode, balance and CA file (not its name)
+	Backend string // the backend's kind, mode, balance, CA file and header rules (not its name)
 	// Servers are "name addr:port weight=W state" sorted.
 	Servers []string
 	// Entries are "map key" (with "@route" standing for a backend name in the key), sorted.
@@ -72,6 +72,20 @@ func NewView(cfg *model.Config, skip map[string]bool) View {
 		if b.TLS != nil {
 			ca = " ca=" + b.TLS.CAFile
 		}
+		for _, list := range []struct {
+			name  string
+			rules []model.HeaderRule
+		}{{"request", b.RequestHeaders}, {"response", b.ResponseHeaders}} {
+			for _, r := range list.rules {
+				ca += fmt.Sprintf(" %s-header=%s:%s", list.name, r.Action, r.Name)
+				if r.Value != "" {
+					ca += fmt.Sprintf("=%q", r.Value)
+				}
+				if r.Key != "" {
+					ca += "=map"
+				}
+			}
+		}
 		v.Routes[b.Route] = &RouteView{
 			Backend: fmt.Sprintf("%s %s balance=%s%s", b.Kind, b.Mode, b.Balance, ca),
 			Servers: sortedCopy(servers),
@@ -109,6 +123,20 @@ func NewView(cfg *model.Config, skip map[string]bool) View {
 func (v *View) addEntry(mapName string, e model.MapEntry, byName map[string]*model.Backend) {
 	route := ""
 	key, value := e.Key, e.Value
+	if mapName == model.MapHeaderValues {
+		// "<backend>/req|res/<index>": the backend's own value, filed under its Route.
+		be, rest, _ := strings.Cut(key, "/")
+		b, ok := byName[be]
+		switch {
+		case !ok:
+			v.Problems = append(v.Problems, fmt.Sprintf("map %s: entry %q names backend %s, which does not exist", mapName, e.Key, be))
+		case b.Route == "":
+			v.Problems = append(v.Problems, fmt.Sprintf("map %s: entry %q is a value of backend %s, which serves no route", mapName, e.Key, b.Name))
+		default:
+			v.Routes[b.Route].Entries = append(v.Routes[b.Route].Entries, mapName+" @route/"+rest+" "+value)
+		}
+		return
+	}
 	for _, side := range []*string{&key, &value} {
 		b, ok := byName[*side]
 		if !ok {

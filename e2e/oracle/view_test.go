@@ -122,3 +122,30 @@ func TestViewDifferences(t *testing.T) {
 		})
 	}
 }
+
+// TestViewFilesHeaderValuesUnderTheRoute: haroute_header_values.map entries are keyed by their
+// backend; the view files them under the backend's Route, and a value of a backend that serves no
+// Route (or of no backend) is a problem.
+func TestViewFilesHeaderValuesUnderTheRoute(t *testing.T) {
+	cfg := &model.Config{
+		Maps: []model.MapFile{{Name: model.MapHeaderValues, Entries: []model.MapEntry{
+			{Key: "be_http:ns:r/req/0", Value: "one%20two"},
+			{Key: "be_http:ns:gone/res/1", Value: "x"},
+			{Key: "be_http:ns:none/req/0", Value: "y"},
+		}}},
+		Backends: []*model.Backend{
+			{Name: "be_http:ns:r", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", Route: "ns/r",
+				RequestHeaders: []model.HeaderRule{{Action: model.HeaderSet, Name: "X-A", Key: "be_http:ns:r/req/0"}}},
+			{Name: "be_http:ns:gone", Kind: model.KindHTTP, Mode: model.ModeHTTP, Balance: "random", Retired: true},
+		},
+	}
+	v := NewView(cfg, nil)
+	rv := v.Routes["ns/r"]
+	if rv == nil || len(rv.Entries) != 1 || rv.Entries[0] != model.MapHeaderValues+" @route/req/0 one%20two" ||
+		!strings.Contains(rv.Backend, "request-header=Set:X-A=map") {
+		t.Fatalf("route view %+v", rv)
+	}
+	if len(v.Problems) != 2 || len(v.Shared) != 0 {
+		t.Fatalf("problems %v, shared %v; want the two orphan values as problems", v.Problems, v.Shared)
+	}
+}

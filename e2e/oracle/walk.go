@@ -27,6 +27,9 @@ const (
 	// MutForwarded sets, changes or removes a Route's forwarded-headers annotation: a runtime change
 	// (a map entry), whose effect the backends report (testbed.ForwardedSummary).
 	MutForwarded MutationKind = "forwarded-headers"
+	// MutHeaders changes a Route's header actions (headers): mostly a literal value (a map entry),
+	// now and then the actions themselves (a reload); the backends report what they received.
+	MutHeaders MutationKind = "header-actions"
 	// MutListener rotates the router's own TLS files (WalkOptions.Listener): the default
 	// certificate or the client CRLs (runtime), now and then the client CA (a reload).
 	MutListener MutationKind = "listener-files"
@@ -35,15 +38,16 @@ const (
 // mutationOrder fixes the order in which weights are read, so a seed always gives the same walk.
 var mutationOrder = []MutationKind{
 	MutScale, MutPodIP, MutWeight, MutAddRoute, MutDeleteRoute, MutHost, MutPath, MutInsecure,
-	MutAlternate, MutCert, MutAnnotation, MutForwarded, MutListener,
+	MutAlternate, MutCert, MutAnnotation, MutForwarded, MutListener, MutHeaders,
 }
 
 // Weights are the step weights of the equivalence walk (they sum to 100; MutAnnotation, the
 // structural kind, has 5).
 func Weights() map[MutationKind]int {
 	return map[MutationKind]int{
-		MutScale: 14, MutPodIP: 10, MutWeight: 8, MutAddRoute: 16, MutDeleteRoute: 10, MutHost: 7,
-		MutPath: 7, MutInsecure: 6, MutAlternate: 3, MutCert: 10, MutAnnotation: 5, MutForwarded: 4,
+		MutScale: 12, MutPodIP: 9, MutWeight: 8, MutAddRoute: 15, MutDeleteRoute: 10, MutHost: 7,
+		MutPath: 7, MutInsecure: 6, MutAlternate: 3, MutCert: 9, MutAnnotation: 5, MutForwarded: 4,
+		MutHeaders: 5,
 	}
 }
 
@@ -238,6 +242,8 @@ func (wk *Walker) apply(kind MutationKind) (Mutation, bool) {
 		return wk.forwarded()
 	case MutListener:
 		return wk.rotateListener()
+	case MutHeaders:
+		return wk.headers()
 	}
 	return Mutation{}, false
 }

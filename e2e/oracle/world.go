@@ -75,6 +75,8 @@ type Route struct {
 	// CertPEM and KeyPEM are the Route's own certificate (edge, reencrypt); empty serves the default.
 	CertPEM, KeyPEM []byte
 	Annotations     map[string]string
+	// RequestHeaders and ResponseHeaders are the Route's header actions (spec.httpHeaders.actions).
+	RequestHeaders, ResponseHeaders []HeaderAct
 	// Seq orders Routes by creation (oldest first) and makes timestamps and UIDs.
 	Seq int
 }
@@ -314,6 +316,7 @@ func (w *World) routeObject(r *Route) *routev1.Route {
 	if r.Wildcard {
 		obj.Spec.WildcardPolicy = routev1.WildcardPolicySubdomain
 	}
+	obj.Spec.HTTPHeaders = r.headerActions()
 	for i, ref := range r.Services {
 		weight := ref.Weight
 		target := routev1.RouteTargetReference{Kind: "Service", Name: ref.Name, Weight: &weight}

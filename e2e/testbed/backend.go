@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,12 +27,22 @@ const (
 	HeaderSNI = "X-Backend-SNI"
 	// HeaderForwarded carries the forwarded headers the backend received (see ForwardedSummary).
 	HeaderForwarded = "X-Backend-Forwarded"
+	// HeaderReceived carries the request headers named X-Hdr-* the backend received (see
+	// HeaderSummary): what header actions left of them.
+	HeaderReceived = "X-Backend-Headers"
+	// HeaderOrigin is a response header every backend sets (to "Origin"), for response header
+	// actions to delete, replace or read.
+	HeaderOrigin = "X-Hdr-Origin"
 )
+
+// HeaderPrefix starts the names of the headers HeaderSummary describes.
+const HeaderPrefix = "X-Hdr-"
 
 const backendIdleTimeout = 30 * time.Second
 
 // Backend is an HTTP (or HTTPS) server on a loopback address that answers every request with status
-// 200, header X-Backend: <name>, and the body
+// 200, header X-Backend: <name> (and HeaderSNI, HeaderForwarded, HeaderReceived, HeaderOrigin), and
+// the body
 //
 //	<name> <method> <path>
 //	<X-Forwarded-Proto received>
@@ -147,6 +158,8 @@ func (b *Backend) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderSNI, r.TLS.ServerName)
 	}
 	w.Header().Set(HeaderForwarded, ForwardedSummary(r.Header))
+	w.Header().Set(HeaderReceived, HeaderSummary(r.Header))
+	w.Header().Set(HeaderOrigin, "Origin")
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintf(w, "%s %s %s\n%s\n", b.Name, r.Method, path, r.Header.Get("X-Forwarded-Proto"))
 }
@@ -169,6 +182,30 @@ func ForwardedSummary(h http.Header) string {
 		}
 		if b.Len() > 0 {
 			b.WriteByte(';')
+		}
+		b.WriteString(name + "=" + strings.Join(vs, "|"))
+	}
+	return b.String()
+}
+
+// HeaderSummary describes the headers of h named HeaderPrefix*: "Name=value|value;..." in name order,
+// every header line as received (query-escaped, so that a value's own separators stay apart).
+func HeaderSummary(h http.Header) string {
+	var names []string
+	for name := range h {
+		if strings.HasPrefix(name, HeaderPrefix) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, name := range names {
+		if b.Len() > 0 {
+			b.WriteByte(';')
+		}
+		vs := make([]string, len(h[name]))
+		for i, v := range h[name] {
+			vs[i] = url.QueryEscape(v)
 		}
 		b.WriteString(name + "=" + strings.Join(vs, "|"))
 	}

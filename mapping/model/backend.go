@@ -93,6 +93,10 @@ type Backend struct {
 	ServerMaxConn int `json:"serverMaxConn,omitempty" yaml:"serverMaxConn,omitempty"`
 	// TLS, for reencrypt backends, says how servers are verified.
 	TLS *BackendTLS `json:"tls,omitempty" yaml:"tls,omitempty"`
+	// RequestHeaders and ResponseHeaders are the Route's header actions (spec.httpHeaders.actions),
+	// in order (http modes only; see HeaderRule).
+	RequestHeaders  []HeaderRule `json:"requestHeaders,omitempty" yaml:"requestHeaders,omitempty"`
+	ResponseHeaders []HeaderRule `json:"responseHeaders,omitempty" yaml:"responseHeaders,omitempty"`
 	// Servers are sorted by Name.
 	Servers []Server `json:"servers" yaml:"servers"`
 }

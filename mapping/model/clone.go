@@ -34,6 +34,8 @@ func (b Backend) Clone() Backend {
 	b.Rewrite = clonePtr(b.Rewrite)
 	b.TLS = clonePtr(b.TLS)
 	b.Allowlist = slices.Clone(b.Allowlist)
+	b.RequestHeaders = slices.Clone(b.RequestHeaders)
+	b.ResponseHeaders = slices.Clone(b.ResponseHeaders)
 	b.Servers = slices.Clone(b.Servers)
 	return b
 }

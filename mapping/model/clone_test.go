@@ -34,7 +34,8 @@ func TestCloneCoversEveryReference(t *testing.T) {
 	}
 	walk("", reflect.TypeOf(Config{}))
 	sort.Strings(refs)
-	want := []string{"Backends", "Backends[].Allowlist", "Backends[].Cookie", "Backends[].RateLimit", "Backends[].Rewrite",
+	want := []string{"Backends", "Backends[].Allowlist", "Backends[].Cookie", "Backends[].RateLimit", "Backends[].RequestHeaders",
+		"Backends[].ResponseHeaders", "Backends[].Rewrite",
 		"Backends[].Servers", "Backends[].TLS", "CAFiles", "Certificates", "Certificates[].SNI", "Frontends", "Maps",
 		"Maps[].Entries", "Routes"}
 	if !reflect.DeepEqual(refs, want) {
@@ -46,15 +47,16 @@ func TestBackendClone(t *testing.T) {
 	b := Backend{
 		Name: "be", Cookie: &Cookie{Name: "c"}, RateLimit: &RateLimit{RateTCP: 1}, Rewrite: &Rewrite{Prefix: "/a"},
 		TLS: &BackendTLS{CAFile: "ca"}, Allowlist: []string{"10.0.0.1"}, Servers: []Server{{Name: "s", Weight: 1}},
+		RequestHeaders: []HeaderRule{{Action: HeaderDelete, Name: "X-A"}}, ResponseHeaders: []HeaderRule{{Action: HeaderDelete, Name: "X-B"}},
 	}
 	c := b.Clone()
 	if !reflect.DeepEqual(b, c) {
 		t.Fatalf("clone differs: %+v", c)
 	}
 	c.Cookie.Name, c.RateLimit.RateTCP, c.Rewrite.Prefix, c.TLS.CAFile = "x", 2, "/b", "y"
-	c.Allowlist[0], c.Servers[0].Weight = "x", 2
+	c.Allowlist[0], c.Servers[0].Weight, c.RequestHeaders[0].Name, c.ResponseHeaders[0].Name = "x", 2, "x", "x"
 	if b.Cookie.Name != "c" || b.RateLimit.RateTCP != 1 || b.Rewrite.Prefix != "/a" || b.TLS.CAFile != "ca" ||
-		b.Allowlist[0] != "10.0.0.1" || b.Servers[0].Weight != 1 {
+		b.Allowlist[0] != "10.0.0.1" || b.Servers[0].Weight != 1 || b.RequestHeaders[0].Name != "X-A" || b.ResponseHeaders[0].Name != "X-B" {
 		t.Fatalf("changing the clone changed the original: %+v", b)
 	}
 	if z := (Backend{}).Clone(); !reflect.DeepEqual(z, Backend{}) {

@@ -159,19 +159,32 @@ func FormatHeaderActions(as []HeaderAction) string {
 	return strings.Join(items, ",")
 }
 
-// CheckHeaderValue returns an error unless v is a header value the IngressController and Route APIs
-// accept: 1-MaxHeaderValueLength printable characters (no control character) in which '%' only
-// starts "%%" or a dynamic value %[fetch(,converter)*], optionally with log-format flags
-// %{+Q,...}[...], whose fetch is req.hdr(<name>), res.hdr(<name>) or ssl_c_der and whose converters
-// are lower and base64. Written in single quotes (QuoteHeaderValue), such a value cannot reach
-// anything else of haproxy.cfg.
+// CheckHeaderValue returns an error unless v is a header value the IngressController API accepts
+// for ROUTER_HTTP_REQUEST_HEADERS and ROUTER_HTTP_RESPONSE_HEADERS: 1-MaxHeaderValueLength printable
+// characters (no control character) in which '%' only starts "%%" or a dynamic value
+// %[fetch(,converter)*], optionally with log-format flags %{+Q,...}[...], whose fetch is
+// req.hdr(<name>), res.hdr(<name>) or ssl_c_der and whose converters are lower and base64. Written in
+// single quotes (QuoteHeaderValue), such a value cannot reach anything else of haproxy.cfg.
+// CheckRouteHeaderValue is the Route API's stricter rule.
 func CheckHeaderValue(v string) error {
-	if v == "" || len(v) > MaxHeaderValueLength {
-		return fmt.Errorf("header value of %d bytes: want 1-%d", len(v), MaxHeaderValueLength)
+	return checkHeaderValue(v, MaxHeaderValueLength, fetchReqHdr, fetchResHdr)
+}
+
+// The header fetches a dynamic header value may use.
+const (
+	fetchReqHdr = "req.hdr"
+	fetchResHdr = "res.hdr"
+)
+
+// checkHeaderValue checks a header value of at most maxLen bytes whose dynamic values may use the
+// given header fetches (and ssl_c_der).
+func checkHeaderValue(v string, maxLen int, fetches ...string) error {
+	if v == "" || len(v) > maxLen {
+		return fmt.Errorf("header value of %d bytes: want 1-%d", len(v), maxLen)
 	}
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < ' ' || c == 0x7f {
-			return fmt.Errorf("header value %q: contains a control character", v)
+			return fmt.Errorf("header value %s: contains a control character", quoteValue(v))
 		}
 	}
 	for rest := v; ; {
@@ -184,16 +197,24 @@ func CheckHeaderValue(v string) error {
 			rest = rest[1:]
 			continue
 		}
-		n, err := dynamicValueLength(rest)
+		n, err := dynamicValueLength(rest, fetches)
 		if err != nil {
-			return fmt.Errorf("header value %q: %w", v, err)
+			return fmt.Errorf("header value %s: %w", quoteValue(v), err)
 		}
 		rest = rest[n:]
 	}
 }
 
+// quoteValue quotes a value for an error message, cut after 64 bytes.
+func quoteValue(v string) string {
+	if len(v) > 64 {
+		return strconv.Quote(v[:64]) + "..."
+	}
+	return strconv.Quote(v)
+}
+
 // dynamicValueLength returns the length of the "[{flags}][fetch,conv...]" that follows a '%'.
-func dynamicValueLength(s string) (int, error) {
+func dynamicValueLength(s string, fetches []string) (int, error) {
 	n := 0
 	if strings.HasPrefix(s, "{") {
 		end := strings.IndexByte(s, '}')
@@ -216,16 +237,28 @@ func dynamicValueLength(s string) (int, error) {
 	}
 	expr := s[n+1 : n+end]
 	parts := strings.Split(expr, ",")
-	fetch := parts[0]
-	switch {
-	case fetch == "ssl_c_der":
-	case strings.HasPrefix(fetch, "req.hdr(") || strings.HasPrefix(fetch, "res.hdr("):
-		name, ok := strings.CutSuffix(fetch[len("req.hdr("):], ")")
-		if !ok || name == "" || !onlyChars(name, "-") {
-			return 0, fmt.Errorf("dynamic value %%[%s]: want req.hdr(<name>) or res.hdr(<name>) with a header name of letters, digits and '-'", expr)
+	allowed := make([]string, 0, len(fetches)+1)
+	for _, f := range fetches {
+		allowed = append(allowed, f+"(<name>)")
+	}
+	allowed = append(allowed, "ssl_c_der")
+	fetch, known := parts[0], false
+	if fetch == "ssl_c_der" {
+		known = true
+	}
+	for _, f := range fetches {
+		arg, ok := strings.CutPrefix(fetch, f+"(")
+		if !ok {
+			continue
 		}
-	default:
-		return 0, fmt.Errorf("dynamic value %%[%s]: only req.hdr(), res.hdr() and ssl_c_der are allowed", expr)
+		name, ok := strings.CutSuffix(arg, ")")
+		if !ok || name == "" || !onlyChars(name, "-") {
+			return 0, fmt.Errorf("dynamic value %%[%s]: want %s(<name>) with a header name of letters, digits and '-'", expr, f)
+		}
+		known = true
+	}
+	if !known {
+		return 0, fmt.Errorf("dynamic value %%[%s]: only the fetches %s are allowed here", expr, strings.Join(allowed, ", "))
 	}
 	for _, c := range parts[1:] {
 		if c != "lower" && c != "base64" {

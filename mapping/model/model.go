@@ -82,6 +82,10 @@ const (
 	// "; Secure; SameSite=<value>" to the cookie HAProxy inserts, as OpenShift's router has it. A
 	// Route's policy or cookie-same-site annotation then changes at runtime with a map entry.
 	MapCookieSameSite = "haroute_cookie.map"
+	// MapHeaderValues holds the literal values of the Routes' header actions (HeaderRule.Key →
+	// the value, URL-encoded: MappedHeaderValue), so that a Route's header value changes at runtime
+	// with a map entry.
+	MapHeaderValues = "haroute_header_values.map"
 	// CertList is the crt-list of the TLS-terminating frontends.
 	CertList = "cert_config.map"
 )

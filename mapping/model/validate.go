@@ -185,6 +185,11 @@ func (b *Backend) Validate() error {
 	if !slices.Contains(BalanceAlgorithms(), b.Balance) {
 		add("balance %q does not accept runtime servers", b.Balance)
 	}
+	for _, err := range []error{b.validateHeaderRules(b.RequestHeaders, false), b.validateHeaderRules(b.ResponseHeaders, true)} {
+		if err != nil {
+			add("%v", err)
+		}
+	}
 	ids := make(map[int32]string, len(b.Servers))
 	for i, s := range b.Servers {
 		if i > 0 && b.Servers[i-1].Name >= s.Name {

@@ -363,5 +363,5 @@ func checkOrder(t testing.TB, ops []plan.Op, next *model.Config) {
 // attributeMap reports whether a map holds how a backend's requests are handled (keyed by backend
 // name): its entries go in before the lookup maps' and out after them.
 func attributeMap(name string) bool {
-	return name == model.MapHTTPRedirect || name == model.MapForwardedHeaders || name == model.MapCookieSameSite
+	return name == model.MapHTTPRedirect || name == model.MapForwardedHeaders || name == model.MapCookieSameSite || name == model.MapHeaderValues
 }

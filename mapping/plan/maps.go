@@ -8,7 +8,7 @@ import (
 
 // mapOps returns the map entry operations between two sets of map files (Diff step 4): adds holds
 // every AddMapEntry and SetMapEntry, the backend attribute maps (os_route_http_redirect.map,
-// haroute_forwarded.map) first and then the other maps in name order; dels holds every DelMapEntry,
+// haroute_forwarded.map, haroute_header_values.map) first and then the other maps in name order; dels holds every DelMapEntry,
 // the other maps in name order and the attribute maps last. A backend's attributes are thus in place
 // before a lookup map sends requests to it, and stay until none does. Entries within a map go in key
 // order. Both sides must have the same map files (a map file only exists for HAProxy when the config
@@ -36,7 +36,7 @@ func mapOps(from, to []model.MapFile) (adds, dels []Op, err error) {
 // isAttributeMap reports whether a map is keyed by backend name and holds how requests to that
 // backend are handled, rather than which backend serves them.
 func isAttributeMap(name string) bool {
-	return name == model.MapHTTPRedirect || name == model.MapForwardedHeaders || name == model.MapCookieSameSite
+	return name == model.MapHTTPRedirect || name == model.MapForwardedHeaders || name == model.MapCookieSameSite || name == model.MapHeaderValues
 }
 
 // mapFileOps returns the adds and sets, and the deletes, that turn one map file into another. Both

@@ -37,8 +37,8 @@ type claimKey struct {
 //   - a desired backend matches the applied one of the same name, or else the claimed spare serving
 //     the same Route with the same kind; an idle backend of the same name (retired: its Route was
 //     deleted or rejected) matches when its options fit, so a returning Route gets its own name back;
-//   - a match with other options is BackendOptionsChanged: the reload renders the Route's own backend
-//     with its new options. Moving it to a spare instead would rename it and change its cookie (twice:
+//   - a match with other options is BackendOptionsChanged (HeaderActionsChanged when only the header
+//     rules differ): the reload renders the Route's own backend with its new options. Moving it to a spare instead would rename it and change its cookie (twice:
 //     the next reload moves it back), so a Route that HAProxy serves never moves to a spare;
 //   - a new backend of a Route HAProxy serves under another name (its termination changed) is
 //     NewBackend too, for the same reason;
@@ -95,7 +95,7 @@ func matchBackends(applied, desired *model.Config) matching {
 			case !ok || used[i]:
 				m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name, Detail: "spare, retired or Route-less backend unknown to the applied state"})
 			case len(optionDiff(applied.Backends[i], d)) > 0:
-				m.reasons = append(m.reasons, Reason{Kind: BackendOptionsChanged, Subject: d.Name, Detail: strings.Join(optionDiff(applied.Backends[i], d), ", ")})
+				m.reasons = append(m.reasons, optionsChanged(d.Name, optionDiff(applied.Backends[i], d)))
 			default:
 				used[i], served[i] = true, d
 			}
@@ -117,7 +117,7 @@ func matchBackends(applied, desired *model.Config) matching {
 				served[ai] = d
 				continue
 			}
-			m.reasons = append(m.reasons, Reason{Kind: BackendOptionsChanged, Subject: d.Name, Detail: strings.Join(optionDiff(a, d), ", ")})
+			m.reasons = append(m.reasons, optionsChanged(d.Name, optionDiff(a, d)))
 			continue
 		}
 		if servedBy == nil {

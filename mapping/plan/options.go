@@ -9,7 +9,8 @@ import (
 
 // optionDiff returns the names of the backend options in which a and b differ: every Backend field
 // except Name, Route, Spare, Retired, Servers and ForwardedHeaders (a map entry carries the policy:
-// model.MapForwardedHeaders). A cookie name or key that equals the default of its
+// model.MapForwardedHeaders). The header rules count as "requestHeaders" and "responseHeaders"; the
+// literal values the map carries (model.MapHeaderValues) are not part of them. A cookie name or key that equals the default of its
 // own backend's name (model.DefaultCookieName / DefaultCookieKey) counts as "default", so a default
 // cookie matches a default cookie under another backend name. TLS settings compare by value (the CA
 // file name). The result is empty when the options are the same.
@@ -42,7 +43,28 @@ func optionNames(a, b *model.Backend) []string {
 	diff("serverMaxConn", a.ServerMaxConn != b.ServerMaxConn)
 	diff("caseAdjustServer", a.CaseAdjustServer != b.CaseAdjustServer)
 	diff("tls", !equalPtr(a.TLS, b.TLS))
+	diff(optRequestHeaders, !slices.Equal(a.RequestHeaders, b.RequestHeaders))
+	diff(optResponseHeaders, !slices.Equal(a.ResponseHeaders, b.ResponseHeaders))
 	return out
+}
+
+// The option names of the header rules: a difference in them alone is HeaderActionsChanged.
+const (
+	optRequestHeaders  = "requestHeaders"
+	optResponseHeaders = "responseHeaders"
+)
+
+// optionsChanged is the structural reason of a backend whose options differ (diffs, optionDiff's
+// names): HeaderActionsChanged when only its header rules do, else BackendOptionsChanged.
+func optionsChanged(subject string, diffs []string) Reason {
+	kind := HeaderActionsChanged
+	for _, d := range diffs {
+		if d != optRequestHeaders && d != optResponseHeaders {
+			kind = BackendOptionsChanged
+			break
+		}
+	}
+	return Reason{Kind: kind, Subject: subject, Detail: strings.Join(diffs, ", ")}
 }
 
 // sameOptions reports whether optionDiff(a, b) is empty, without naming the differences: the check
@@ -54,6 +76,7 @@ func sameOptions(a, b *model.Backend) bool {
 		a.CaseAdjustServer == b.CaseAdjustServer &&
 		slices.Equal(a.Allowlist, b.Allowlist) && equalPtr(a.RateLimit, b.RateLimit) &&
 		equalPtr(a.Rewrite, b.Rewrite) && equalPtr(a.TLS, b.TLS) &&
+		slices.Equal(a.RequestHeaders, b.RequestHeaders) && slices.Equal(a.ResponseHeaders, b.ResponseHeaders) &&
 		(a.Cookie == b.Cookie || sameCookie(a, b))
 }
 

@@ -69,6 +69,10 @@ const (
 	FrontendChanged ReasonKind = "FrontendChanged"
 	// BackendOptionsChanged: an existing backend's options changed (balance, timeouts, allowlist...).
 	BackendOptionsChanged ReasonKind = "BackendOptionsChanged"
+	// HeaderActionsChanged: a served Route's header actions (spec.httpHeaders.actions) changed other
+	// than in a literal value the map carries: an action added, removed, reordered or renamed, its
+	// type changed, or a value with a dynamic part (%[...]) or too long for the map.
+	HeaderActionsChanged ReasonKind = "HeaderActionsChanged"
 	// NewBackend: a new Route's backend has non-default options, so no spare can serve it.
 	NewBackend ReasonKind = "NewBackend"
 	// PoolExhausted: a new Route could use a spare, but none of its kind and balance is left.

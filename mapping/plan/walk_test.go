@@ -42,6 +42,32 @@ type walkRoute struct {
 	balance              string // annotation; "" for none
 	cert                 int    // 0 none, 1 example, 2 other (edge and reencrypt)
 	age                  int
+	// headers, when set, gives the Route one request Set action (a literal value, or a dynamic one)
+	// and one response Delete action.
+	headers *walkHeaders
+}
+
+type walkHeaders struct {
+	value   string
+	dynamic bool
+}
+
+// headerOpt returns the Route's header actions.
+func (r *walkRoute) headerOpt() routeOpt {
+	value := r.headers.value
+	if r.headers.dynamic {
+		value = "%[req.hdr(Host),lower]"
+	}
+	return withHeaders([]string{"X-Walk=" + value}, []string{"Server"})
+}
+
+// headerRulesFit reports whether backend b has the header rules r needs (the literal value aside,
+// which the map carries).
+func (r *walkRoute) headerRulesFit(b *model.Backend) bool {
+	if r.headers == nil {
+		return len(b.RequestHeaders) == 0 && len(b.ResponseHeaders) == 0
+	}
+	return len(b.RequestHeaders) == 1 && len(b.ResponseHeaders) == 1 && (b.RequestHeaders[0].Key == "") == r.headers.dynamic
 }
 
 func (r *walkRoute) key() string { return r.ns + "/" + r.name }
@@ -208,6 +234,9 @@ func (w *walkWorld) input() mapping.Input {
 		}
 		if r.balance != "" {
 			opts = append(opts, withAnnotation(mapping.AnnotationBalance, r.balance))
+		}
+		if r.headers != nil {
+			opts = append(opts, r.headerOpt())
 		}
 		in.Routes = append(in.Routes, newRoute(r.ns, r.name, r.host, r.age, opts...))
 	}
@@ -397,17 +426,49 @@ func (w *walkWorld) step(applied *model.Config) (string, expectation) {
 				w.opts.CheckInterval = "5000ms"
 			}
 			return "settings", expectation(plan.GlobalChanged)
+		case n < 99:
+			return w.headerStep()
 		default:
 			return "no change", expectRuntime
 		}
 	}
 }
 
+// headerStep changes the header actions of a Route that is not passthrough: a new literal value is a
+// map entry; a first action, a dynamic value and the actions removed are HeaderActionsChanged.
+func (w *walkWorld) headerStep() (string, expectation) {
+	r := w.pick(func(r *walkRoute) bool { return r.headers != nil })
+	if r == nil || w.rng.Intn(4) == 0 {
+		r = w.pick(func(r *walkRoute) bool { return r.term != routev1.TLSTerminationPassthrough })
+	}
+	switch {
+	case r == nil:
+		return "no change", expectRuntime
+	case r.headers == nil:
+		r.headers = &walkHeaders{value: fmt.Sprintf("v%d", w.next())}
+		return "header actions added", expectation(plan.HeaderActionsChanged)
+	case r.headers.dynamic:
+		r.headers.dynamic = false
+		return "header value made literal", expectation(plan.HeaderActionsChanged)
+	}
+	switch n := w.rng.Intn(5); {
+	case n < 3:
+		r.headers.value = fmt.Sprintf("v%d %%%% 'x'", w.next())
+		return "header value", expectRuntime
+	case n < 4:
+		r.headers.dynamic = true
+		return "header value made dynamic", expectation(plan.HeaderActionsChanged)
+	}
+	r.headers = nil
+	return "header actions removed", expectation(plan.HeaderActionsChanged)
+}
+
 // idleOwn reports whether the applied state holds r's own backend of its kind idle (retired) with the
-// balance r now has, which serves r again without a reload (the walk's other options are defaults).
+// balance and header rules r now has, which serves r again without a reload (the walk's other options
+// are defaults).
 func idleOwn(applied *model.Config, r *walkRoute, s *model.Settings) bool {
 	b := applied.Backend(model.BackendName(r.kind(), r.ns, r.name))
-	return b != nil && b.Retired && b.Balance == r.balanceOf(s)
+	return b != nil && b.Retired && b.Balance == r.balanceOf(s) && r.headerRulesFit(b)
 }
 
 // freeSpares counts the unclaimed spares of a kind and balance.
@@ -492,7 +553,7 @@ func walk(t *testing.T, seed int64, certs testCerts) {
 			t.Errorf("the walk never produced a %s op", k)
 		}
 	}
-	for _, k := range []plan.ReasonKind{plan.PoolExhausted, plan.BackendOptionsChanged, plan.NewBackend} {
+	for _, k := range []plan.ReasonKind{plan.PoolExhausted, plan.BackendOptionsChanged, plan.NewBackend, plan.HeaderActionsChanged} {
 		if outcomes[string(k)] == 0 {
 			t.Errorf("the walk never produced %s: it does not cover what it should", k)
 		}

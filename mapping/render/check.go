@@ -182,9 +182,11 @@ func checkBackend(b *model.Backend, caNames map[string]bool) error {
 		// The value is a log-format word: '%' would start a variable.
 		add(checkCharset("HSTS", b.HSTS, "=;-_."))
 	}
-	if b.Mode == model.ModeTCP && (b.Cookie != nil || b.Rewrite != nil) {
-		add(errors.New("cookies and rewrites need mode http"))
+	if b.Mode == model.ModeTCP && (b.Cookie != nil || b.Rewrite != nil || len(b.RequestHeaders) > 0 || len(b.ResponseHeaders) > 0) {
+		add(errors.New("cookies, rewrites and header rules need mode http"))
 	}
+	add(checkHeaderRules(b.RequestHeaders, false))
+	add(checkHeaderRules(b.ResponseHeaders, true))
 	if r := b.Rewrite; r != nil {
 		if r.Prefix != "" && !strings.HasPrefix(r.Prefix, "/") {
 			add(fmt.Errorf("rewrite prefix %q: want empty or a path", r.Prefix))
@@ -212,6 +214,31 @@ func checkBackend(b *model.Backend, caNames map[string]bool) error {
 	}
 	for _, s := range b.Servers {
 		add(checkServer(b, &s))
+	}
+	return errors.Join(errs...)
+}
+
+// checkHeaderRules checks the header rules of a backend before they are written: names and values
+// are written in single quotes (model.QuoteHeaderValue) after the Route API's checks, and a map key
+// stands unquoted inside str(...), so it may hold only the characters of a backend name and '/'.
+func checkHeaderRules(rules []model.HeaderRule, response bool) error {
+	var errs []error
+	for i, r := range rules {
+		add := func(err error) {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("header rule %d: %w", i, err))
+			}
+		}
+		add(model.CheckRouteHeaderName(r.Name))
+		switch {
+		case r.Action == model.HeaderDelete:
+		case r.Action != model.HeaderSet:
+			add(fmt.Errorf("action %q: want %s or %s", r.Action, model.HeaderSet, model.HeaderDelete))
+		case r.Key != "":
+			add(checkCharset("map key", r.Key, "-_.:/"))
+		default:
+			add(model.CheckRouteHeaderValue(r.Value, response))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -37,7 +37,7 @@ const (
 // the model has no entries for them) even when the model omits them.
 var standardMaps = []string{
 	model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain,
-	model.MapForwardedHeaders, model.MapCookieSameSite,
+	model.MapForwardedHeaders, model.MapCookieSameSite, model.MapHeaderValues,
 }
 
 // Data is the value haproxy.cfg templates are executed with. Custom templates (TEMPLATE_FILE) read the
@@ -64,7 +64,7 @@ type Paths struct {
 	Config string
 	// ConfDir is Dir/conf; the map files, the crt-list and the default certificate live there.
 	ConfDir string
-	// Maps holds the path of every rendered map file by name (the model's maps plus the six
+	// Maps holds the path of every rendered map file by name (the model's maps plus the seven
 	// standard ones); the mapPath function looks names up here and fails on unknown ones.
 	Maps map[string]string
 	// HTTPMap, EdgeReencryptMap, RedirectMap, TCPMap and WildcardDomainMap are the standard maps

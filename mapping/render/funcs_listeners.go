@@ -15,6 +15,7 @@ func (f *funcs) listenerFuncs() map[string]any {
 		"publicBinds":      f.publicBinds,
 		"headerActions":    model.ParseHeaderActions,
 		"quoteHeaderValue": model.QuoteHeaderValue,
+		"headerValue":      f.headerValue,
 		"mimeTypes":        mimeTypes,
 		"clientSSLHeaders": model.ClientSSLHeaders,
 		"lower":            strings.ToLower,
@@ -112,4 +113,18 @@ func quoteRegexp(re string) (string, error) {
 		return "", err
 	}
 	return "'" + re + "'", nil
+}
+
+// headerValue returns the value word of a Route's Set header rule: its value in single quotes, or,
+// when haroute_header_values.map carries the value, the expression that reads it from there by the
+// rule's key and decodes it.
+func (f *funcs) headerValue(r model.HeaderRule) (string, error) {
+	if r.Key == "" {
+		return model.QuoteHeaderValue(r.Value), nil
+	}
+	p, err := f.mapPath(model.MapHeaderValues)
+	if err != nil {
+		return "", err
+	}
+	return "%[str(" + r.Key + "),map(" + p + "),url_dec]", nil
 }

@@ -43,6 +43,8 @@
 //	                              address, ssl, strict-sni, default certificate, crt-list, accept-proxy
 //	headerActions ENCODED         the model.HeaderAction list of HTTPOptions.RequestHeaders/ResponseHeaders
 //	quoteHeaderValue V            V in single quotes, a single quote inside escaped
+//	headerValue RULE              the value of a Route's Set header rule (model.HeaderRule): its value
+//	                              quoted, or the haroute_header_values.map lookup of its key
 //	mimeTypes TYPES               TYPES for "compression type" (a type with a space double-quoted)
 //	clientSSLHeaders              the X-SSL* request headers that describe a client certificate
 //	lower S                       S in lower case

@@ -77,7 +77,7 @@ func TestRenderFiles(t *testing.T) {
 	want := []string{
 		"conf/cert_config.map", "conf/default_pub_keys.pem", "conf/haproxy.cfg", ErrorPage503File, ErrorPage404File,
 		"conf/os_edge_reencrypt_be.map", "conf/os_http_be.map", "conf/os_route_http_redirect.map",
-		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map", "conf/haroute_cookie.map",
+		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map", "conf/haroute_cookie.map", "conf/haroute_header_values.map",
 		"router/cacerts/ns2:re.pem", "router/certs/ns1:edge.pem", "router/certs/ns1:wild.pem",
 		DefaultBackendFile,
 	}
@@ -127,7 +127,7 @@ func TestRenderMissingStandardMapsAreEmpty(t *testing.T) {
 	cfg := f.model(t)
 	cfg.Maps = []model.MapFile{{Name: model.MapHTTP, Entries: entries("web.example.com/", "be_http:ns1:web")}, {Name: "other.map"}}
 	out := renderOK(t, cfg, defaultOpts(f, t))
-	for _, name := range []string{model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, "other.map"} {
+	for _, name := range []string{model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapHeaderValues, "other.map"} {
 		if got, ok := out["conf/"+name]; !ok || got != "" {
 			t.Errorf("%s: present %v, content %q; want an empty file", name, ok, got)
 		}

@@ -108,6 +108,23 @@ func TargetPort(tp intstr.IntOrString) Opt {
 	return func(r *routev1.Route) { r.Spec.Port = &routev1.RoutePort{TargetPort: tp} }
 }
 
+// SetHeader and DeleteHeader build one header action of spec.httpHeaders.actions.
+func SetHeader(name, value string) routev1.RouteHTTPHeader {
+	return routev1.RouteHTTPHeader{Name: name, Action: routev1.RouteHTTPHeaderActionUnion{Type: routev1.Set, Set: &routev1.RouteSetHTTPHeader{Value: value}}}
+}
+
+// DeleteHeader builds a Delete header action.
+func DeleteHeader(name string) routev1.RouteHTTPHeader {
+	return routev1.RouteHTTPHeader{Name: name, Action: routev1.RouteHTTPHeaderActionUnion{Type: routev1.Delete}}
+}
+
+// Headers sets spec.httpHeaders.actions.
+func Headers(request, response []routev1.RouteHTTPHeader) Opt {
+	return func(r *routev1.Route) {
+		r.Spec.HTTPHeaders = &routev1.RouteHTTPHeaders{Actions: routev1.RouteHTTPHeaderActions{Request: request, Response: response}}
+	}
+}
+
 // Ptr returns a pointer to v.
 func Ptr[T any](v T) *T { return &v }
 

@@ -16,8 +16,10 @@ func FullBackend() model.Backend {
 		Name: "be_http:ns:r", Kind: model.KindHTTP, Mode: model.ModeHTTP, Route: "ns/r", Balance: "random",
 		Cookie: &model.Cookie{Name: "c", Key: "k"}, CheckInterval: "5000ms", Allowlist: []string{"10.0.0.1"},
 		RateLimit: &model.RateLimit{RateTCP: 1}, Rewrite: &model.Rewrite{Prefix: "/a", Target: "/"},
-		TLS:     &model.BackendTLS{CAFile: "ca"},
-		Servers: []model.Server{{Name: "s", ID: 1, Addr: "10.0.0.2", Port: 80, Weight: 1, State: model.StateReady}},
+		TLS:             &model.BackendTLS{CAFile: "ca"},
+		RequestHeaders:  []model.HeaderRule{{Action: model.HeaderSet, Name: "X-A", Key: "be_http:ns:r/req/0"}},
+		ResponseHeaders: []model.HeaderRule{{Action: model.HeaderSet, Name: "X-B", Value: "%[res.hdr(X-C)]"}},
+		Servers:         []model.Server{{Name: "s", ID: 1, Addr: "10.0.0.2", Port: 80, Weight: 1, State: model.StateReady}},
 	}
 }
 
