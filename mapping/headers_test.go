@@ -131,6 +131,8 @@ func TestRouteHeaderActionsRejected(t *testing.T) {
 	}{
 		{"Strict-Transport-Security on a response", res(setHeader("Strict-Transport-Security", "max-age=1")), "spec.httpHeaders.actions.response[0].name: header name \"Strict-Transport-Security\": reserved"},
 		{"strict-transport-security deleted on a request", req(deleteHeader("strict-transport-security")), "spec.httpHeaders.actions.request[0].name: header name \"strict-transport-security\": reserved"},
+		{"Content-Length on a request", req(setHeader("Content-Length", "5")), "spec.httpHeaders.actions.request[0].name: header name \"Content-Length\": header actions may not modify the message framing"},
+		{"Transfer-Encoding deleted on a response", res(deleteHeader("transfer-encoding")), "spec.httpHeaders.actions.response[0].name: header name \"transfer-encoding\": header actions may not modify the message framing"},
 		{"Proxy on a request", req(ok, setHeader("Proxy", "x")), "spec.httpHeaders.actions.request[1].name: header name \"Proxy\": reserved"},
 		{"PROXY on a response", res(deleteHeader("PROXY")), "spec.httpHeaders.actions.response[0].name: header name \"PROXY\": reserved"},
 		{"Cookie on a request", req(setHeader("Cookie", "a=b")), "spec.httpHeaders.actions.request[0].name: header name \"Cookie\": reserved"},

@@ -672,16 +672,17 @@ var rows = []Row{
 		Note: "The host served, in lower case. haroute wants a DNS-1123 name, so a host the API server admits only with `route.openshift.io/allow-non-dns-compliant-host` is rejected.",
 	},
 	{
-		Kind: RouteField, Name: "spec.httpHeaders.actions.request", Default: "none", Status: Supported,
+		Kind: RouteField, Name: "spec.httpHeaders.actions.request", Default: "none", Status: Different,
 		Note: "Request headers the Route's backend sets (a literal value, or a dynamic one of `req.hdr`, `ssl_c_der`, `lower`, `base64`) or deletes, in list order after the router's own " +
 			"(`ROUTER_HTTP_REQUEST_HEADERS`, the forwarded headers): on the same name the Route's action wins, as in OpenShift. " +
 			"Checked as the Route API checks them (reserved names, HTTP tokens, at most 20, values of at most 16384 bytes, none on passthrough Routes): a Route that breaks a rule is rejected with `InvalidRoute` naming the action. " +
-			"A new literal value is a map entry, not a reload (the stock router reloads); other changes of the actions reload (`HeaderActionsChanged`), and a new Route with actions starts with a reload (`NewBackend`): no spare has its rules.",
+			"A new literal value is a map entry, not a reload (the stock router reloads); other changes of the actions reload (`HeaderActionsChanged`), and a new Route with actions starts with a reload (`NewBackend`): no spare has its rules. " +
+			"Different: an action on `Content-Length` or `Transfer-Encoding` rejects the Route, where the stock router renders it and HAProxy forwards a message whose framing no longer matches its body, on server connections the Route's clients share (docs/security.md).",
 	},
 	{
-		Kind: RouteField, Name: "spec.httpHeaders.actions.response", Default: "none", Status: Supported,
+		Kind: RouteField, Name: "spec.httpHeaders.actions.response", Default: "none", Status: Different,
 		Note: "Response headers the Route's backend sets (dynamic values with `res.hdr` instead of `req.hdr`) or deletes, in list order before the router's `ROUTER_HTTP_RESPONSE_HEADERS`, " +
-			"which wins on the same name, as in OpenShift. Checked, and changed at runtime or by a reload, as `spec.httpHeaders.actions.request`.",
+			"which wins on the same name, as in OpenShift. Checked, changed at runtime or by a reload, and refused on the framing headers, as `spec.httpHeaders.actions.request`.",
 	},
 	{
 		Kind: RouteField, Name: "spec.path", Default: "none (every path)", Status: Supported,

@@ -67,8 +67,21 @@ func CheckRouteHeaderName(name string) error {
 				"Strict-Transport-Security, Proxy, Cookie or Set-Cookie")
 		}
 	}
+	for _, r := range FramingHeaders() {
+		if lower == r {
+			return fmt.Errorf("header name %s: header actions may not modify the message framing (Content-Length, Transfer-Encoding): "+
+				"HAProxy forwards the rewritten header without fixing the body, which desynchronises the connections it reuses", quoteValue(name))
+		}
+	}
 	return nil
 }
+
+// FramingHeaders are the header names that frame an HTTP/1 message, in lower case. OpenShift's API
+// lets a Route's actions set or delete them, but HAProxy does not fix the message to match: 2.6 sends
+// both Content-Length and Transfer-Encoding to the server, 3.4 a Content-Length the body does not
+// have, so a server or client reads the next message from the middle of this one, on a connection
+// HAProxy may reuse for other clients of the Route. haroute refuses them (a deliberate difference).
+func FramingHeaders() []string { return []string{"content-length", "transfer-encoding"} }
 
 // CheckRouteHeaderValue returns an error unless v is a Set value the Route API accepts for the request
 // (response false) or the response list: 1-MaxRouteHeaderValueLength bytes without control character,
