@@ -187,11 +187,15 @@ func routerOptionsFromEnv(getenv func(string) string, o *Options, fail func(erro
 		h.CaseAdjust = strings.Join(names, ",")
 	}
 	for _, hv := range []struct {
-		name string
-		dst  *string
-	}{{"ROUTER_HTTP_REQUEST_HEADERS", &h.RequestHeaders}, {"ROUTER_HTTP_RESPONSE_HEADERS", &h.ResponseHeaders}} {
+		name  string
+		dst   *string
+		parse func(string) ([]model.HeaderAction, error)
+	}{
+		{"ROUTER_HTTP_REQUEST_HEADERS", &h.RequestHeaders, model.ParseRequestHeaderActions},
+		{"ROUTER_HTTP_RESPONSE_HEADERS", &h.ResponseHeaders, model.ParseResponseHeaderActions},
+	} {
 		if v := get(hv.name); v != "" {
-			as, err := model.ParseHeaderActions(v)
+			as, err := hv.parse(v)
 			if err != nil {
 				failf(hv.name, v, "%v", err)
 				continue

@@ -88,3 +88,33 @@ func TestParseTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterHeaderActionsAsTheAPI checks ROUTER_HTTP_REQUEST_HEADERS and ROUTER_HTTP_RESPONSE_HEADERS
+// against the IngressController API's rules, which the operator's values always pass: a request
+// value reads request headers only and a response value response headers only, and Host joins the
+// names no action may touch. Anything else refuses the start, naming the variable.
+func TestRouterHeaderActionsAsTheAPI(t *testing.T) {
+	for _, tt := range []struct {
+		name, value string
+		ok          bool
+	}{
+		{"ROUTER_HTTP_REQUEST_HEADERS", "X-A:%25%5Breq.hdr(X-B)%2Clower%5D:Set", true},
+		{"ROUTER_HTTP_REQUEST_HEADERS", "X-A:%25%5Bres.hdr(X-B)%5D:Set", false},
+		{"ROUTER_HTTP_RESPONSE_HEADERS", "X-A:%25%5Bres.hdr(X-B)%5D:Set", true},
+		{"ROUTER_HTTP_RESPONSE_HEADERS", "X-A:%25%5Breq.hdr(X-B)%5D:Set", false},
+		{"ROUTER_HTTP_REQUEST_HEADERS", "X-A:%25%7B%2BQ%7D%5Bssl_c_der%2Cbase64%5D:Set", true},
+		{"ROUTER_HTTP_REQUEST_HEADERS", "Host:Delete", false},
+		{"ROUTER_HTTP_RESPONSE_HEADERS", "set-cookie:x:Set", false},
+		{"ROUTER_HTTP_REQUEST_HEADERS", "X-Ok:Delete,PROXY:Delete", false},
+	} {
+		_, err := mapping.FromEnv(func(k string) string {
+			if k == tt.name {
+				return tt.value
+			}
+			return ""
+		})
+		if (err == nil) != tt.ok || err != nil && !strings.Contains(err.Error(), tt.name) {
+			t.Errorf("%s=%s: error %v, want ok %v", tt.name, tt.value, err, tt.ok)
+		}
+	}
+}

@@ -264,11 +264,11 @@ var rows = []Row{
 	{
 		Kind: EnvVar, Name: "ROUTER_HTTP_REQUEST_HEADERS", Default: "unset", Status: Supported, OperatorSets: true,
 		Note: "Headers set or deleted on every request, in the operator's encoding (`name:value:Set`, `name:Delete`, query-escaped parts). " +
-			"Values may hold the dynamic values the IngressController API allows (`%[req.hdr(...)]`, `%[ssl_c_der]`, with `lower` and `base64`); anything else with `%` is refused at start.",
+			"Checked as the IngressController API checks them: values may hold the dynamic values it allows (`%[req.hdr(...)]`, `%[ssl_c_der]`, with `lower` and `base64`), and no action may touch Strict-Transport-Security, Proxy, Host, Cookie or Set-Cookie; anything else is refused at start.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_HTTP_RESPONSE_HEADERS", Default: "unset", Status: Supported, OperatorSets: true,
-		Note: "Headers set or deleted on every response, in the operator's encoding; values as for ROUTER_HTTP_REQUEST_HEADERS.",
+		Note: "Headers set or deleted on every response, in the operator's encoding; checked as ROUTER_HTTP_REQUEST_HEADERS, with `%[res.hdr(...)]` in place of `%[req.hdr(...)]`.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_IDLE_CLOSE_ON_RESPONSE", Default: "`false`", Status: Supported, OperatorSets: true,

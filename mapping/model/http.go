@@ -105,8 +105,31 @@ const (
 
 // ParseHeaderActions parses the ingress operator's encoding of header actions: comma-separated
 // items "name:value:Set" or "name:Delete", each part query-escaped (so that ':' and ',' in a value
-// survive). Names must be HTTP tokens and values pass CheckHeaderValue.
+// survive). Names must be HTTP tokens other than those the IngressController API reserves
+// (ReservedRouterHeaders) and values pass CheckHeaderValue, which lets them read request and
+// response headers alike: ParseRequestHeaderActions and ParseResponseHeaderActions check a list as the
+// API does.
 func ParseHeaderActions(s string) ([]HeaderAction, error) {
+	return parseHeaderActions(s, fetchReqHdr, fetchResHdr)
+}
+
+// ParseRequestHeaderActions parses ROUTER_HTTP_REQUEST_HEADERS: ParseHeaderActions whose dynamic
+// values may read the request's headers only (req.hdr), as the IngressController API allows.
+func ParseRequestHeaderActions(s string) ([]HeaderAction, error) {
+	return parseHeaderActions(s, fetchReqHdr)
+}
+
+// ParseResponseHeaderActions parses ROUTER_HTTP_RESPONSE_HEADERS: dynamic values may read the
+// response's headers only (res.hdr).
+func ParseResponseHeaderActions(s string) ([]HeaderAction, error) {
+	return parseHeaderActions(s, fetchResHdr)
+}
+
+// ReservedRouterHeaders are the header names the IngressController API's header actions may not
+// touch, in lower case: the Route API's (ReservedRouteHeaders) and Host.
+func ReservedRouterHeaders() []string { return append(ReservedRouteHeaders(), "host") }
+
+func parseHeaderActions(s string, fetches ...string) ([]HeaderAction, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -136,8 +159,11 @@ func ParseHeaderActions(s string) ([]HeaderAction, error) {
 		if err := checkCaptureName("header", a.Name); err != nil {
 			return nil, fmt.Errorf("header action %q: %w", item, err)
 		}
+		if slices.Contains(ReservedRouterHeaders(), strings.ToLower(a.Name)) {
+			return nil, fmt.Errorf("header action %q: header actions may not modify Strict-Transport-Security, Proxy, Host, Cookie or Set-Cookie", item)
+		}
 		if a.Action == HeaderSet {
-			if err := CheckHeaderValue(a.Value); err != nil {
+			if err := checkHeaderValue(a.Value, MaxHeaderValueLength, fetches...); err != nil {
 				return nil, fmt.Errorf("header action %q: %w", item, err)
 			}
 		}
@@ -285,12 +311,12 @@ func (o HTTPOptions) CaseAdjustments() []string {
 
 // RequestHeaderActions and ResponseHeaderActions return the parsed header actions.
 func (o HTTPOptions) RequestHeaderActions() ([]HeaderAction, error) {
-	return ParseHeaderActions(o.RequestHeaders)
+	return ParseRequestHeaderActions(o.RequestHeaders)
 }
 
 // ResponseHeaderActions returns the parsed ResponseHeaders.
 func (o HTTPOptions) ResponseHeaderActions() ([]HeaderAction, error) {
-	return ParseHeaderActions(o.ResponseHeaders)
+	return ParseResponseHeaderActions(o.ResponseHeaders)
 }
 
 // CompressionTypeList returns the parsed CompressionTypes.
