@@ -20,8 +20,8 @@ func (b *Backend) Equal(o *Backend) bool {
 		b.HSTS == o.HSTS && b.ServerMaxConn == o.ServerMaxConn && b.CaseAdjustServer == o.CaseAdjustServer &&
 		equalPtr(b.Cookie, o.Cookie) && equalPtr(b.RateLimit, o.RateLimit) &&
 		equalPtr(b.Rewrite, o.Rewrite) && equalPtr(b.TLS, o.TLS) &&
-		slices.Equal(b.Allowlist, o.Allowlist) && equalRules(b.RequestHeaders, o.RequestHeaders) &&
-		equalRules(b.ResponseHeaders, o.ResponseHeaders) && slices.Equal(b.Servers, o.Servers)
+		slices.Equal(b.Allowlist, o.Allowlist) && slices.Equal(b.RequestHeaders, o.RequestHeaders) &&
+		slices.Equal(b.ResponseHeaders, o.ResponseHeaders) && slices.Equal(b.Servers, o.Servers)
 }
 
 // equalPtr reports whether two pointers to comparable values are both nil or point to equal values.

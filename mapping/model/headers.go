@@ -230,16 +230,3 @@ func (b *Backend) validateHeaderRules(rules []HeaderRule, response bool) error {
 	}
 	return errors.Join(errs...)
 }
-
-// equalRules reports whether two lists of header rules are equal (nil equal to empty).
-func equalRules(a, b []HeaderRule) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
