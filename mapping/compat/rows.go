@@ -589,8 +589,8 @@ var rows = []Row{
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/ip_allowlist", Default: "unset (every address)", Status: Different,
-		Note: "Source addresses and networks allowed to reach the Route. haroute refuses others with a 403 on HTTP Routes, where the stock router drops the connection; " +
-			"an invalid entry rejects the Route, where the stock router skips it (and, when none is valid, lets everyone in); at most 1000 entries.",
+		Note: "Source addresses and networks allowed to reach the Route; any other client has its connection closed without an answer, as in the stock router (`tcp-request content reject`). " +
+			"Deliberately different: an invalid entry rejects the Route, where the stock router skips it (and, when none is valid, lets everyone in); at most 1000 entries.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/ip_whitelist", Default: "unset (every address)", Status: Different,

@@ -210,7 +210,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		"backend be_edge_http:ns1:edge": {
 			"  mode http", "  balance roundrobin", "  timeout server 2m", "  timeout tunnel 2h", "  timeout check 2s",
 			"  acl allowlist src 10.1.41.0/24 10.1.42.0/24 10.1.43.0/24 10.1.44.0/24 127.0.0.1 ::1 fd00::/8",
-			"  http-request deny if !allowlist",
+			"  tcp-request content reject if !allowlist",
 			"  stick-table type ipv6 size 100k expire 30s store conn_cur,conn_rate(3s),http_req_rate(10s)",
 			"  tcp-request content track-sc0 src",
 			"  tcp-request content reject if { sc0_conn_cur gt 1000 }",
