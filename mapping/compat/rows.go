@@ -601,20 +601,24 @@ var rows = []Row{
 		Note: "`maxconn` on each of the Route's servers; `0` or an invalid value rejects the Route.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections", Default: "`false`", Status: Supported,
-		Note: "Turns the per-source rate limits below on (a stick table per backend).",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections", Default: "`false`", Status: Different,
+		Note: "Turns the per-source rate limits below on (a stick table per backend, with the stock router's size, expiry and counters). " +
+			"Deliberately different: the table is of type `ipv6`, which holds IPv4 clients as the stock router's `ip` table does and IPv6 clients too, which the stock router never limits.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.concurrent-tcp", Default: "unset (no limit)", Status: Different,
-		Note: "Concurrent connections per source address. haroute refuses a connection above the limit, the stock router at the limit, so haroute admits one more; an invalid value rejects the Route.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.concurrent-tcp", Default: "unset (no limit)", Status: Supported,
+		Note: "Concurrent connections (on HTTP Routes, requests in flight) per source address: as in the stock router, the connection that reaches the limit is closed without an answer, so N admits N-1. " +
+			"`0` or an invalid value rejects the Route (the stock router refuses every connection, or sets no limit).",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-http", Default: "unset (no limit)", Status: Different,
-		Note: "HTTP requests per source address in 10s. haroute answers the requests above the limit with 403, where the stock router drops the connection once the limit is reached.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-http", Default: "unset (no limit)", Status: Supported,
+		Note: "HTTP requests per source address in 10s: as in the stock router, once the limit is reached the next request's connection is closed without an answer. Not on passthrough Routes. " +
+			"`0` or an invalid value rejects the Route.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-tcp", Default: "unset (no limit)", Status: Different,
-		Note: "New connections per source address in 3s. haroute refuses above the limit, the stock router at it, so haroute admits one more.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-tcp", Default: "unset (no limit)", Status: Supported,
+		Note: "New connections (on HTTP Routes, requests) per source address in 3s: as in the stock router, the connection that reaches the limit is closed without an answer, so N admits N-1. " +
+			"`0` or an invalid value rejects the Route.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/rewrite-target", Default: "unset", Status: Supported,
