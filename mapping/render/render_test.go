@@ -208,7 +208,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		"backend be_sni":    {"  mode tcp", "  server fe_sni unix@/srv/haproxy/run/haproxy-sni.sock weight 1 send-proxy"},
 		"backend be_no_sni": {"  mode tcp", "  server fe_no_sni unix@/srv/haproxy/run/haproxy-no-sni.sock weight 1 send-proxy"},
 		"backend be_edge_http:ns1:edge": {
-			"  mode http", "  balance roundrobin", "  timeout server 2m", "  timeout tunnel 2h", "  timeout check 2s",
+			"  mode http", "  balance roundrobin", "  timeout server 2m", "  timeout tunnel 2h", "  timeout check 5000ms",
 			"  acl allowlist src 10.1.41.0/24 10.1.42.0/24 10.1.43.0/24 10.1.44.0/24 127.0.0.1 ::1 fd00::/8",
 			"  tcp-request content reject if !allowlist",
 			"  stick-table type ipv6 size 100k expire 30s store conn_cur,conn_rate(3s),http_req_rate(10s)",
