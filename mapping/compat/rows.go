@@ -628,13 +628,12 @@ var rows = []Row{
 		Note: "The Route's own `X-Forwarded-*`/`Forwarded` policy; an invalid value rejects the Route.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout", Default: "ROUTER_DEFAULT_SERVER_TIMEOUT", Status: Different,
-		Note: "`timeout server` of the Route's backend. On passthrough Routes the stock router makes it the backend's `timeout tunnel` when `timeout-tunnel` is not set; " +
-			"haroute sets `timeout server` there too, which the tunnel timeout overrides once the connection is established.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout", Default: "ROUTER_DEFAULT_SERVER_TIMEOUT", Status: Supported,
+		Note: "`timeout server` of the Route's backend; on a passthrough Route, as in the stock router, its `timeout tunnel` when `timeout-tunnel` is not set (a passthrough connection is a tunnel from its start).",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout-tunnel", Default: "ROUTER_DEFAULT_TUNNEL_TIMEOUT", Status: Supported,
-		Note: "`timeout tunnel` of the Route's backend (WebSockets, passthrough).",
+		Note: "`timeout tunnel` of the Route's backend (WebSockets, passthrough); on a passthrough Route it wins over `timeout`.",
 	},
 	{
 		Kind: Annotation, Name: "idling.alpha.openshift.io/idled-at", Default: "unset", Status: NotSupported,
