@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -51,6 +53,38 @@ func TestHostMatching(t *testing.T) {
 					host, resp.Status, who(resp.Backend), resp.Body)
 			}
 		})
+	}
+}
+
+// TestUpperCaseRouteHost: a Route whose host has upper-case letters is rejected (InvalidHost), as
+// OpenShift's router rejects it, so its host is not served in any case; the same host in lower case
+// on another Route is, whatever the case of the request's Host.
+func TestUpperCaseRouteHost(t *testing.T) {
+	f := newFixture(t)
+	be := testbed.StartHTTPBackend(t, "127.0.0.2", "app")
+	f.m.Service("case", "app", be)
+	f.m.Route("case", "upper", "WWW.Upper.example.com", "", "app")
+	f.m.Route("case", "lower", "www.lower.example.com", "", "app")
+	r := testbed.StartStaticHAProxy(t, f.m.Input(t), testbed.RouterOptions(t), f.ca.IssueBundle(t, defaultCertName), f.ca.Pool())
+	var rejected []string
+	for _, p := range r.Problems {
+		if !p.Warning {
+			rejected = append(rejected, p.Name+" "+p.Reason)
+		}
+	}
+	if want := []string{"upper " + mapping.ReasonInvalidHost}; !slices.Equal(rejected, want) {
+		t.Errorf("rejected Routes %q, want %q", rejected, want)
+	}
+	for _, tc := range []struct {
+		url string
+		w   want
+	}{
+		{"http://www.upper.example.com/", want{503, "", ""}},
+		{"http://WWW.Upper.example.com/", want{503, "", ""}},
+		{"http://www.lower.example.com/", want{200, "app", "/"}},
+		{"http://WWW.Lower.EXAMPLE.com/", want{200, "app", "/"}},
+	} {
+		expect(t, r.Client, tc.url, tc.w)
 	}
 }
 

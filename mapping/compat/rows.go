@@ -667,7 +667,7 @@ var rows = []Row{
 	},
 	{
 		Kind: RouteField, Name: "spec.host", Default: "generated (ROUTER_SUBDOMAIN)", Status: Supported,
-		Note: "The host served, in lower case. haroute wants a DNS-1123 name, so a host the API server admits only with `route.openshift.io/allow-non-dns-compliant-host` is rejected.",
+		Note: "The host served. As in the stock router it must be a DNS-1123 name as written: a host with upper-case letters is rejected (`InvalidHost`), and so is one the API server admits only with `route.openshift.io/allow-non-dns-compliant-host`.",
 	},
 	{
 		Kind: RouteField, Name: "spec.httpHeaders.actions.request", Default: "none", Status: NotSupported,
