@@ -10,7 +10,6 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -30,7 +29,7 @@ func (t *translator) serviceEndpoints(ns, svcName string, rp *routev1.RoutePort)
 		return nil, nil
 	}
 	slices := t.objs.endpointSlices(ns, svcName)
-	selected := portSelector(svc, slices, rp)
+	selected := portSelector(rp)
 
 	var warnings []*rejection
 	byAddrPort := map[netip.AddrPort]int{}
@@ -182,60 +181,19 @@ func embedded4(a netip.Addr) netip.Addr {
 	return netip.AddrFrom4([4]byte(b[12:]))
 }
 
-// portSelector returns which EndpointSlice ports (name, number) a Route's spec.port selects:
-//   - nil: every port (as OpenShift does);
-//   - a number N: slice ports numbered N; if there are none, the Service port numbered N selects slice
-//     ports by its name;
-//   - a name S: slice ports named S; if there are none, the Service port whose targetPort is S (or whose
-//     name is S) selects slice ports by its name.
-//
-// When nothing matches, no port is selected.
-func portSelector(svc *corev1.Service, slices []*discoveryv1.EndpointSlice, rp *routev1.RoutePort) func(name string, port int32) bool {
+// portSelector returns which EndpointSlice ports (name, number) a Route's spec.port selects, as
+// OpenShift's router selects them: every port without spec.port; else the ports whose name is the
+// targetPort, or whose number written in decimal is. The Service's own ports play no part: a
+// targetPort naming a Service port number (80 for a Service that sends 80 to the pods' 8080) or a
+// Service port's targetPort name selects nothing unless an endpoint port has that name or number.
+func portSelector(rp *routev1.RoutePort) func(name string, port int32) bool {
 	if rp == nil {
 		return func(string, int32) bool { return true }
 	}
-	byName := func(want string) func(string, int32) bool {
-		return func(name string, _ int32) bool { return name == want }
+	want := rp.TargetPort.String()
+	return func(name string, port int32) bool {
+		return name == want || strconv.Itoa(int(port)) == want
 	}
-	none := func(string, int32) bool { return false }
-	tp := rp.TargetPort
-	if tp.Type == intstr.Int {
-		n := tp.IntVal
-		if slicesHavePort(slices, func(_ string, port int32) bool { return port == n }) {
-			return func(_ string, port int32) bool { return port == n }
-		}
-		for _, sp := range svc.Spec.Ports {
-			if sp.Port == n {
-				return byName(sp.Name)
-			}
-		}
-		return none
-	}
-	s := tp.StrVal
-	if slicesHavePort(slices, byName(s)) {
-		return byName(s)
-	}
-	for _, sp := range svc.Spec.Ports {
-		if (sp.TargetPort.Type == intstr.String && sp.TargetPort.StrVal == s) || sp.Name == s {
-			return byName(sp.Name)
-		}
-	}
-	return none
-}
-
-func slicesHavePort(slices []*discoveryv1.EndpointSlice, match func(string, int32) bool) bool {
-	for _, sl := range slices {
-		for _, p := range sl.Ports {
-			name := ""
-			if p.Name != nil {
-				name = *p.Name
-			}
-			if p.Port != nil && match(name, *p.Port) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // maxServerWeight is HAProxy's largest server weight.

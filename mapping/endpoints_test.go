@@ -168,8 +168,10 @@ func TestEndpointSelection(t *testing.T) {
 		{"no port: every TCP port", nil, "9443 7000 8080"},
 		{"slice port name", &routev1.RoutePort{TargetPort: intstr.FromString("admin")}, "9443"},
 		{"slice port number", &routev1.RoutePort{TargetPort: intstr.FromInt32(8080)}, "8080"},
-		{"service port number selects by service port name", &routev1.RoutePort{TargetPort: intstr.FromInt32(9000)}, "9443"},
-		{"service targetPort string selects by service port name", &routev1.RoutePort{TargetPort: intstr.FromString("con")}, "7000"},
+		// As OpenShift: the Service's ports are not consulted, only the endpoints' names and numbers.
+		{"service port number selects nothing", &routev1.RoutePort{TargetPort: intstr.FromInt32(9000)}, ""},
+		{"service targetPort name selects nothing", &routev1.RoutePort{TargetPort: intstr.FromString("con")}, ""},
+		{"service port name (the slice's port name)", &routev1.RoutePort{TargetPort: intstr.FromString("console")}, "7000"},
 		{"unknown name", &routev1.RoutePort{TargetPort: intstr.FromString("nope")}, ""},
 		{"unknown number", &routev1.RoutePort{TargetPort: intstr.FromInt32(1)}, ""},
 		{"udp port is never selected", &routev1.RoutePort{TargetPort: intstr.FromString("udp")}, ""},

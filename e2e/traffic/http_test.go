@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	routev1 "github.com/openshift/api/route/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
@@ -83,6 +87,39 @@ func TestUpperCaseRouteHost(t *testing.T) {
 		{"http://WWW.Upper.example.com/", want{503, "", ""}},
 		{"http://www.lower.example.com/", want{200, "app", "/"}},
 		{"http://WWW.Lower.EXAMPLE.com/", want{200, "app", "/"}},
+	} {
+		expect(t, r.Client, tc.url, tc.w)
+	}
+}
+
+// TestTargetPort: spec.port.targetPort selects the endpoints' ports by name or number, as OpenShift's
+// router selects them, and never through the Service: the Service's own port number (which the
+// Service forwards to the endpoint port) selects no server, so its Route answers 503.
+func TestTargetPort(t *testing.T) {
+	f := newFixture(t)
+	be := testbed.StartHTTPBackend(t, "127.0.0.2", "app")
+	f.m.Service("tp", "app", be)
+	in := f.m.Input(t)
+	svcPort := in.Services[0].Spec.Ports[0].Port
+	if svcPort == int32(be.Port) {
+		t.Fatalf("the Service port %d is the backend's port: the test needs them apart", svcPort)
+	}
+	port := func(tp intstr.IntOrString) testbed.RouteOption {
+		return func(r *routev1.Route) { r.Spec.Port = &routev1.RoutePort{TargetPort: tp} }
+	}
+	f.m.Route("tp", "by-name", "name.tp.example.com", "", "app", port(intstr.FromString(testbed.PortName)))
+	f.m.Route("tp", "by-number", "number.tp.example.com", "", "app", port(intstr.FromInt32(int32(be.Port))))
+	f.m.Route("tp", "by-string-number", "string.tp.example.com", "", "app", port(intstr.FromString(strconv.Itoa(be.Port))))
+	f.m.Route("tp", "service-port", "service.tp.example.com", "", "app", port(intstr.FromInt32(svcPort)))
+	r := f.start(t)
+	for _, tc := range []struct {
+		url string
+		w   want
+	}{
+		{"http://name.tp.example.com/", want{200, "app", "/"}},
+		{"http://number.tp.example.com/", want{200, "app", "/"}},
+		{"http://string.tp.example.com/", want{200, "app", "/"}},
+		{"http://service.tp.example.com/", want{503, "", ""}},
 	} {
 		expect(t, r.Client, tc.url, tc.w)
 	}

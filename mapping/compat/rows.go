@@ -683,7 +683,8 @@ var rows = []Row{
 	},
 	{
 		Kind: RouteField, Name: "spec.port.targetPort", Default: "none (every port of the endpoints)", Status: Supported,
-		Note: "Endpoint port, by name or number; haroute rejects a value that can match no port.",
+		Note: "Endpoint port, by name or number, as in the stock router: only the endpoints' ports count, so a Service's own port number (or a Service port's targetPort name) selects no server. " +
+			"haroute rejects a value that can match no port (not a port name or a number in 1-65535), which the stock router admits without servers.",
 	},
 	{
 		Kind: RouteField, Name: "spec.subdomain", Default: "none", Status: Supported,
