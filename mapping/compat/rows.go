@@ -429,7 +429,9 @@ var rows = []Row{
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_SET_FORWARDED_HEADERS", Default: "`append`", Status: Supported, OperatorSets: true,
-		Note: "Default policy for `X-Forwarded-*` and `Forwarded`: append, replace, if-none or never; the `set-forwarded-headers` annotation overrides it per Route.",
+		Note: "Default policy for `X-Forwarded-*` and `Forwarded`: append, replace, if-none or never; the `set-forwarded-headers` annotation overrides it per Route. " +
+			"`Forwarded` is the stock router's, byte for byte (`for=` with an IPv6 address bracketed and quoted, `host=` unquoted, `proto=`), " +
+			"except that a Host holding characters no host name, address or port has (`;`, `=`, `,`, quotes...; a wildcard Route serves any first label) is quoted, so that it cannot add parameters or elements of its own.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_SLOWLORIS_HTTP_KEEPALIVE", Default: "`300s`", Status: Supported, OperatorSets: true,

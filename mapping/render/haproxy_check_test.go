@@ -282,7 +282,7 @@ func TestHAProxyLive(t *testing.T) {
 	for header, want := range map[string]string{
 		"X-Path":                    "/store%41/item", // rewrite /shop/ → /store%41/ ('%' kept literal)
 		"X-Seen-Proto":              "https",
-		"X-Seen-Forwarded":          `for=127.0.0.1;host="edge.example.com";proto=https`,
+		"X-Seen-Forwarded":          `for=127.0.0.1;host=edge.example.com;proto=https`,
 		"Strict-Transport-Security": "max-age=31536000;includeSubDomains;preload",
 	} {
 		if got := resp.Header.Get(header); got != want {
