@@ -396,8 +396,7 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 		terminated := ri.Termination == string(routev1.TLSTerminationEdge) || ri.Termination == string(routev1.TLSTerminationReencrypt)
 		switch m {
 		case model.MapHTTP:
-			plain := ri.Termination == "" || ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyAllow) ||
-				ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyRedirect)
+			plain := ri.Termination == "" || (terminated && ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyAllow))
 			if plain && value == ri.Backend && slices.Contains(hostPathKeys(ri.Host, ri.Path), key) {
 				return true
 			}
@@ -406,7 +405,8 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 				return true
 			}
 		case model.MapHTTPRedirect:
-			if ri.Termination != "" && ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyRedirect) && key == ri.Backend && value == "1" {
+			redirects := ri.Termination != "" && ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyRedirect)
+			if (value == "1") == redirects && (value == "1" || value == "0") && slices.Contains(hostPathKeys(ri.Host, ri.Path), key) {
 				return true
 			}
 		case model.MapTCP:

@@ -712,8 +712,9 @@ var rows = []Row{
 	},
 	{
 		Kind: RouteField, Name: "spec.tls.insecureEdgeTerminationPolicy", Default: "`None`", Status: Different,
-		Note: "Plain-HTTP requests: refused, allowed or redirected to https. haroute decides after choosing the most specific Route of the request, " +
-			"where the stock router redirects whenever any redirecting Route of the host matches, even when a more specific plain-HTTP Route would serve it.",
+		Note: "Plain-HTTP requests: refused, allowed or redirected to https. As in the stock router, the most specific Route of the request, of any kind, decides the redirect before the backend lookup, " +
+			"and the redirect is a 302 to `https://<Host without its port><path>?<query>`. " +
+			"Deliberately different where the stock router is wrong: for an absolute-form or HTTP/2 request haroute's location has the path and query, where the stock router's repeats the whole URI after the host (its `%[url]`).",
 	},
 	{
 		Kind: RouteField, Name: "spec.tls.key", Default: "none", Status: Supported,

@@ -161,13 +161,18 @@ func (f *fixture) model(t testing.TB) *model.Config {
 			)},
 			{Name: model.MapHTTP, Entries: entries(
 				"*.wild.example.com/", wild,
-				"=edge.example.com/shop", edge,
 				"=never.example.com/n", never,
-				"edge.example.com/shop/", edge,
 				"never.example.com/n/", never,
 				"web.example.com/", web,
 			)},
-			{Name: model.MapHTTPRedirect, Entries: entries(edge, "1")},
+			{Name: model.MapHTTPRedirect, Entries: entries(
+				"*.wild.example.com/", "0",
+				"=edge.example.com/shop", "1",
+				"=never.example.com/n", "0",
+				"edge.example.com/shop/", "1",
+				"never.example.com/n/", "0",
+				"web.example.com/", "0",
+			)},
 			{Name: model.MapTCP, Entries: entries(
 				"pass.example.com", pass,
 				"pass6.example.com", passV6,

@@ -262,10 +262,11 @@ func TestHAProxyLive(t *testing.T) {
 		}
 	}
 
-	// Redirect policy: plain HTTP to the edge Route is sent to https.
-	resp := get(t, plain, httpURL("/shop/item"), "edge.example.com")
-	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || loc != "https://edge.example.com/shop/item" {
-		t.Errorf("edge over http: status %d Location %q, want 302 to https://edge.example.com/shop/item", resp.StatusCode, loc)
+	// Redirect policy: plain HTTP to the edge Route is sent to https, without the Host's port, with
+	// the query.
+	resp := get(t, plain, httpURL("/shop/item?q=1"), "edge.example.com:80")
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || loc != "https://edge.example.com/shop/item?q=1" {
+		t.Errorf("edge over http: status %d Location %q, want 302 to https://edge.example.com/shop/item?q=1", resp.StatusCode, loc)
 	}
 
 	// Edge Route over TLS: public_ssl → be_sni → fe_sni, the Route's certificate, rewrite, headers.

@@ -96,14 +96,17 @@ func TestRenderFiles(t *testing.T) {
 	}
 
 	if got, want := out["conf/os_http_be.map"], "*.wild.example.com/ be_http:ns1:wild\n"+
-		"=edge.example.com/shop be_edge_http:ns1:edge\n"+
 		"=never.example.com/n be_http:ns1:never\n"+
-		"edge.example.com/shop/ be_edge_http:ns1:edge\n"+
 		"never.example.com/n/ be_http:ns1:never\n"+
 		"web.example.com/ be_http:ns1:web\n"; got != want {
 		t.Errorf("os_http_be.map:\n%s\nwant\n%s", got, want)
 	}
-	if got, want := out["conf/os_route_http_redirect.map"], "be_edge_http:ns1:edge 1\n"; got != want {
+	if got, want := out["conf/os_route_http_redirect.map"], "*.wild.example.com/ 0\n"+
+		"=edge.example.com/shop 1\n"+
+		"=never.example.com/n 0\n"+
+		"edge.example.com/shop/ 1\n"+
+		"never.example.com/n/ 0\n"+
+		"web.example.com/ 0\n"; got != want {
 		t.Errorf("os_route_http_redirect.map: %q, want %q", got, want)
 	}
 	if got, want := out["conf/cert_config.map"], testDir+"/router/certs/ns1:edge.pem [alpn h2,http/1.1] edge.example.com\n"+
@@ -173,7 +176,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 	}
 
 	public := section(t, out, "frontend public")
-	redirect := strings.Index(public, "http-request redirect scheme https if { var(txn.be),map_str(/srv/haproxy/conf/os_route_http_redirect.map) -m found }")
+	redirect := strings.Index(public, "http-request redirect location https://%[req.hdr(host),regsub(:[0-9]+$,,)]%[pathq] code 302 if { var(txn.redir) -m str 1 }")
 	use := strings.Index(public, "use_backend %[var(txn.be)] if { var(txn.be) -m found }")
 	if redirect < 0 || use < 0 || redirect > use {
 		t.Errorf("public: want the redirect before use_backend:\n%s", public)
