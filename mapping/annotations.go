@@ -61,10 +61,9 @@ const (
 
 // Limits of annotation values and derived names.
 const (
-	maxAllowlistEntries          = 1000
-	rewriteTargetExtraCharacters = "-._~/!$&()*+,;=:@%"
-	hstsMaxAgeMaxDigits          = 10
-	maxCookieNameLength          = 64
+	maxAllowlistEntries = 1000
+	hstsMaxAgeMaxDigits = 10
+	maxCookieNameLength = 64
 
 	// maxAnnotationInt caps the rate limits and pod-concurrent-connections. A million concurrent
 	// connections, or connections per 3 s, or requests per 10 s, from one source address is no limit

@@ -121,8 +121,9 @@ func inDomains(host string, domains []string) bool {
 }
 
 // pathError returns why p is not an acceptable Route path, or "" when it is. Paths are empty or start
-// with "/", and hold only RFC 3986 path characters, so they can stand in map files and configs as they
-// are (no whitespace, quotes, '\', '#' or '?').
+// with "/", and hold only RFC 3986 path characters, so they can stand in map files as they are (no
+// whitespace, double quote, '\', '#' or '?'); a single quote is one of them, written in configs the
+// way OpenShift writes it.
 func pathError(p string) string {
 	if p == "" {
 		return ""
@@ -150,7 +151,7 @@ func describeByte(c byte) string {
 }
 
 func isPathChar(c byte) bool {
-	return isAlnumByte(c) || strings.IndexByte("-._~!$&()*+,;=:@/%", c) >= 0
+	return isAlnumByte(c) || strings.IndexByte("-._~!$&'()*+,;=:@/%", c) >= 0
 }
 
 func isAlnumByte(c byte) bool {

@@ -3,7 +3,6 @@ package mapping
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -247,6 +246,3 @@ func (a *admission) info() model.RouteInfo {
 func (a *admission) routeFileName() string {
 	return a.namespace + "_" + a.name + ".pem"
 }
-
-// trimSlash returns the Route path without its trailing "/" ("" for the root).
-func trimSlash(p string) string { return strings.TrimSuffix(p, "/") }

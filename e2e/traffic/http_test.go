@@ -307,13 +307,23 @@ func TestWildcard(t *testing.T) {
 	}
 }
 
+// TestRewrite: rewrite-target rewrites the request path as OpenShift's router does: the Route's path
+// as written is replaced by the target, a "/" after it too only when the target is "/" alone (so
+// "/v4/" on "/v3" gives "/v4//x", as on the stock router), the annotation's quotes, escapes, '#'
+// and '%' mean what they mean there, and a path or target with a single quote works.
 func TestRewrite(t *testing.T) {
 	f := newFixture(t)
 	be := testbed.StartHTTPBackend(t, "127.0.0.2", "app")
 	f.m.Service("ann", "app", be)
-	const rewrite = "haproxy.router.openshift.io/rewrite-target"
-	f.m.Route("ann", "strip", "rw.example.com", "/app", "app", testbed.Annotate(rewrite, "/"))
-	f.m.Route("ann", "move", "rw.example.com", "/v1", "app", testbed.Annotate(rewrite, "/v2/api"))
+	rewrite := func(v string) testbed.RouteOption { return testbed.Annotate(mapping.AnnotationRewriteTarget, v) }
+	f.m.Route("ann", "strip", "rw.example.com", "/app", "app", rewrite("/"))
+	f.m.Route("ann", "move", "rw.example.com", "/v1", "app", rewrite("/v2/api"))
+	f.m.Route("ann", "slash", "rw.example.com", "/v3", "app", rewrite("/v4/"))
+	f.m.Route("ann", "slash-path", "rw.example.com", "/v5/", "app", rewrite("/v6"))
+	f.m.Route("ann", "quote", "rw.example.com", "/q'uote", "app", rewrite(`/it\'s`))
+	f.m.Route("ann", "unquoted", "rw.example.com", "/u", "app", rewrite(`/'plain'/"text"`))
+	f.m.Route("ann", "comment", "rw.example.com", "/c", "app", rewrite("/only#the rest is dropped"))
+	f.m.Route("ann", "percent", "rw.example.com", "/p", "app", rewrite("/%%41"))
 	r := f.start(t)
 
 	for _, tc := range []struct {
@@ -324,6 +334,12 @@ func TestRewrite(t *testing.T) {
 		{"rewrite exact path", "http://rw.example.com/app", want{200, "app", "/"}},
 		{"rewrite to other prefix", "http://rw.example.com/v1/x", want{200, "app", "/v2/api/x"}},
 		{"rewrite other prefix exact", "http://rw.example.com/v1", want{200, "app", "/v2/api"}},
+		{"target ending in a slash", "http://rw.example.com/v3/x", want{200, "app", "/v4//x"}},
+		{"path ending in a slash", "http://rw.example.com/v5/x", want{200, "app", "/v6x"}},
+		{"quotes in path and target", "http://rw.example.com/q'uote/x", want{200, "app", "/it's/x"}},
+		{"unescaped quotes removed", "http://rw.example.com/u/x", want{200, "app", "/plain/text/x"}},
+		{"a comment drops the rest", "http://rw.example.com/c/x/y", want{200, "app", "/only"}},
+		{"%% is one percent sign", "http://rw.example.com/p/x", want{200, "app", "/%41/x"}},
 		{"no route outside the paths", "http://rw.example.com/other", want{503, "", ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { expect(t, r.Client, tc.url, tc.w) })

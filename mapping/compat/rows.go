@@ -622,8 +622,11 @@ var rows = []Row{
 			"`0` or an invalid value rejects the Route.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rewrite-target", Default: "unset", Status: Supported,
-		Note: "Replaces the Route's path prefix in the request path before it reaches the backend.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rewrite-target", Default: "unset", Status: Different,
+		Note: "Replaces the Route's path (as written) in the request path before it reaches the backend, as the stock router does: the \"/\" after it too only for the target `/`, " +
+			"and the stock router's syntax (unescaped quotes removed, `\\'` a quote, `#` ending the value and dropping the rest of the path, `%%` one `%`); single quotes in the path and the target are escaped as the stock router escapes them. " +
+			"Deliberately different: the Route's path is matched literally, where the stock router puts it in the regular expression as it is (a path with `.`, `+`, `(`... matches other paths, or none, or shifts the rest); " +
+			"a target that does not decode to a path (whitespace, a backslash left as an escape or back-reference, `%[`) rejects the Route, where the stock router renders it.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/set-forwarded-headers", Default: "ROUTER_SET_FORWARDED_HEADERS", Status: Supported,

@@ -188,7 +188,7 @@ func (f *fixture) model(t testing.TB) *model.Config {
 				RateLimit:        &model.RateLimit{ConcurrentTCP: 1000, RateTCP: 1000, RateHTTP: 1000},
 				ForwardedHeaders: "replace",
 				HSTS:             "max-age=31536000;includeSubDomains;preload",
-				Rewrite:          &model.Rewrite{Prefix: "/shop", Target: "/store%41/"},
+				Rewrite:          &model.Rewrite{Prefix: "/shop", Target: "/it's%41"},
 				ServerMaxConn:    100,
 				Servers: []model.Server{
 					target("pod:edge-1:svc:http:" + f.backendAddr + ":" + fmt.Sprint(f.backendPort)),

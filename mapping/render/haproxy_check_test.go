@@ -281,7 +281,7 @@ func TestHAProxyLive(t *testing.T) {
 		t.Errorf("edge over https: certificate for %v, want edge.example.com", names)
 	}
 	for header, want := range map[string]string{
-		"X-Path":                    "/store%41/item", // rewrite /shop/ → /store%41/ ('%' kept literal)
+		"X-Path":                    "/it's%41/item", // rewrite /shop → /it's%41 ('%' and the quote kept literal)
 		"X-Seen-Proto":              "https",
 		"X-Seen-Forwarded":          `for=127.0.0.1;host=edge.example.com;proto=https`,
 		"Strict-Transport-Security": "max-age=31536000;includeSubDomains;preload",

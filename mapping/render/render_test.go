@@ -219,7 +219,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 			"  tcp-request content reject if { src_conn_cur ge 1000 }",
 			"  tcp-request content reject if { src_conn_rate ge 1000 }",
 			"  tcp-request content reject if { src_http_req_rate ge 1000 }",
-			`  http-request replace-path '^/shop/?(.*)$' '/store%%41/\1'`,
+			`  http-request replace-path '^/shop(.*)$' '/it'\''s%%41\1'`,
 			"  http-response set-header Strict-Transport-Security max-age=31536000;includeSubDomains;preload if { ssl_fc }",
 			"  cookie edge_cookie insert indirect nocache httponly secure attr SameSite=Lax dynamic",
 			"  dynamic-cookie-key 0123456789abcdef",
@@ -381,7 +381,7 @@ serverLine: server pod:edge-1:svc:http:127.0.0.2:8000 127.0.0.2:8000 id 341987 w
 checkInterval: 2s
 forwardedHeaders: replace
 allowlistChunks: 2
-rewrite: ^/shop/?(.*)$ /store%%41/\1
+rewrite: ^/shop(.*)$ /it'\''s%%41\1
 word: be_edge_http:ns1:edge
 paths: /srv/haproxy /srv/haproxy/conf/haproxy.cfg /srv/haproxy/conf /srv/haproxy/run/haproxy.sock /srv/haproxy/run
 tls: /srv/haproxy/conf/default_pub_keys.pem /srv/haproxy/conf/cert_config.map /srv/haproxy/router/certs /srv/haproxy/router/cacerts
@@ -542,7 +542,7 @@ func TestRenderRefusesBadModels(t *testing.T) {
 		"negative rate limit":     func(c *model.Config) { backend(c, edge).RateLimit.RateHTTP = -1 },
 		"negative maxconn server": func(c *model.Config) { backend(c, edge).ServerMaxConn = -1 },
 		"backend forwarded":       func(c *model.Config) { backend(c, edge).ForwardedHeaders = "all" },
-		"rewrite target quote":    func(c *model.Config) { backend(c, edge).Rewrite.Target = "/x'y" },
+		"rewrite target quote":    func(c *model.Config) { backend(c, edge).Rewrite.Target = `/x"y` },
 		"rewrite target newline":  func(c *model.Config) { backend(c, edge).Rewrite.Target = "/x\ny" },
 		"rewrite target empty":    func(c *model.Config) { backend(c, edge).Rewrite.Target = "" },
 		"rewrite prefix relative": func(c *model.Config) { backend(c, edge).Rewrite.Prefix = "shop" },
