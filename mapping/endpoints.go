@@ -15,10 +15,16 @@ import (
 
 // endpoint is one serving address:port of a Service, named as OpenShift names servers.
 type endpoint struct {
-	name string // "pod:<pod>:<svc>:<port-name>:<ip>:<port>"
+	name string // "pod:<pod>:<svc>:<port-name>:<ip>:<port>"; "ept:<svc>:<port-name>:<ip>:<port>" for a cluster IP
 	addr netip.Addr
 	port int32
+	// idled marks the cluster IP of an idled Service (idledEndpoints): never health-checked.
+	idled bool
 }
+
+// AnnotationIdledAt marks a Service that OpenShift's idler scaled to zero; its traffic must reach the
+// Service's cluster IP, where the platform wakes the pods.
+const AnnotationIdledAt = "idling.alpha.openshift.io/idled-at"
 
 // serviceEndpoints returns the serving endpoints of one Service for a Route's spec.port, sorted by name
 // and deduplicated by address and port (the smallest name wins), plus a warning for every refused
@@ -87,8 +93,69 @@ func (t *translator) serviceEndpoints(ns, svcName string, rp *routev1.RoutePort)
 			}
 		}
 	}
+	if len(slices) > 0 && !hasReadyAddress(slices) {
+		idled, ws := t.idledEndpoints(svc, selected)
+		eps, warnings = append(eps, idled...), append(warnings, ws...)
+	}
 	sort.Slice(eps, func(i, j int) bool { return eps[i].name < eps[j].name })
 	return eps, warnings
+}
+
+// hasReadyAddress reports whether an IPv4 or IPv6 slice has an address whose endpoint is not marked
+// unready: OpenShift's test of whether a Service has endpoints, before any address is refused.
+func hasReadyAddress(slices []*discoveryv1.EndpointSlice) bool {
+	for _, sl := range slices {
+		if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue
+		}
+		for i := range sl.Endpoints {
+			ep := &sl.Endpoints[i]
+			if len(ep.Addresses) > 0 && (ep.Conditions.Ready == nil || *ep.Conditions.Ready) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// idledEndpoints returns, for an idled Service (AnnotationIdledAt) whose EndpointSlices hold no
+// ready address, one endpoint per selected TCP port of the Service at its cluster IP and the
+// Service's port, as OpenShift's router does (no health check: the idler answers there until the
+// pods are back). A headless Service has none. The cluster IP passes the address checks of every
+// endpoint (endpointAddr); it is the Service's own, so the cross-namespace check does not apply.
+func (t *translator) idledEndpoints(svc *corev1.Service, selected func(string, int32) bool) ([]endpoint, []*rejection) {
+	ip := svc.Spec.ClusterIP
+	if svc.Annotations[AnnotationIdledAt] == "" || ip == "" || ip == corev1.ClusterIPNone {
+		return nil, nil
+	}
+	family := discoveryv1.AddressTypeIPv4
+	if a, err := netip.ParseAddr(ip); err == nil && a.Is6() {
+		family = discoveryv1.AddressTypeIPv6
+	}
+	addr, why := t.endpointAddr(ip, family)
+	if why != "" {
+		return nil, []*rejection{reject(ReasonEndpointRejected,
+			fmt.Sprintf("service %s: the cluster IP %s of the idled Service refused: %s", svc.Name, quoteShort(ip), why))}
+	}
+	var eps []endpoint
+	seen := map[int32]bool{}
+	for _, p := range svc.Spec.Ports {
+		if p.Port < 1 || p.Port > 65535 || (p.Protocol != "" && p.Protocol != corev1.ProtocolTCP) || seen[p.Port] || !selected(p.Name, p.Port) {
+			continue
+		}
+		seen[p.Port] = true
+		portName := p.Name
+		if len(validation.IsDNS1123Label(portName)) > 0 {
+			portName = ""
+		}
+		eps = append(eps, endpoint{
+			name:  "ept:" + svc.Name + ":" + portName + ":" + addr.String() + ":" + strconv.Itoa(int(p.Port)),
+			addr:  addr,
+			port:  p.Port,
+			idled: true,
+		})
+	}
+	return eps, nil
 }
 
 // serving reports whether an endpoint takes traffic: ready (or unknown) and not terminating.

@@ -641,9 +641,9 @@ var rows = []Row{
 		Note: "`timeout tunnel` of the Route's backend (WebSockets, passthrough); on a passthrough Route it wins over `timeout`.",
 	},
 	{
-		Kind: Annotation, Name: "idling.alpha.openshift.io/idled-at", Default: "unset", Status: NotSupported,
-		Note: "On a Service: it was idled. The stock router then sends its Route's traffic to the Service's cluster IP so that the idler can wake the pods. " +
-			"Not implemented: an idled Service has no endpoints, so haroute answers 503.",
+		Kind: Annotation, Name: "idling.alpha.openshift.io/idled-at", Default: "unset", Status: Supported,
+		Note: "On a Service: it was idled. While its EndpointSlices hold no ready address, its Routes' traffic goes to the Service's cluster IP and ports (no health check), where the platform wakes the pods, as in the stock router; " +
+			"a server added and removed at runtime like an endpoint. The cluster IP passes the same address checks as an endpoint.",
 	},
 	{
 		Kind: Annotation, Name: "router.openshift.io/cookie-same-site", Default: "`None` (edge and reencrypt without `Allow`)", Status: Different,
