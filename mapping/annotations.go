@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -60,9 +61,8 @@ const (
 
 // Limits of annotation values and derived names.
 const (
-	maxAllowlistEntries          = 1000
-	rewriteTargetExtraCharacters = "-._~/!$&()*+,;=:@%"
-	hstsMaxAgeMaxDigits          = 10
+	maxAllowlistEntries = 1000
+	hstsMaxAgeMaxDigits = 10
 	// maxCookieNameLength bounds a cookie name (cookie_name, ROUTER_COOKIE_NAME); OpenShift has no
 	// bound, but a name of many kilobytes would make its configuration lines longer than HAProxy
 	// reads, and every Route's with them. No browser keeps a cookie whose name is that long anyway.
@@ -290,8 +290,21 @@ func parseAnnotations(a *admission, ann map[string]string, opts Options) (backen
 		def = "roundrobin"
 	}
 	o.balance = p.oneOf(AnnotationBalance, def, "balance "+def, model.BalanceAlgorithms()...)
-	o.timeoutServer = p.duration(AnnotationTimeout, minTimeoutMillis, "", routerDefault("timeout server", opts.Timeouts.Server))
-	o.timeoutTunnel = p.duration(AnnotationTimeoutTunnel, minTimeoutMillis, "", routerDefault("timeout tunnel", opts.Timeouts.Tunnel))
+	if passthrough {
+		// As OpenShift: a passthrough backend has no server timeout of its own; timeout-tunnel sets
+		// its tunnel timeout, else timeout does (a TCP connection is a tunnel from its start, so a
+		// server timeout would never apply).
+		tunnel := p.duration(AnnotationTimeoutTunnel, minTimeoutMillis, "", AnnotationTimeout+", else "+routerDefault("timeout tunnel", opts.Timeouts.Tunnel))
+		instead := routerDefault("timeout tunnel", opts.Timeouts.Tunnel)
+		if tunnel != "" {
+			instead = AnnotationTimeoutTunnel + " " + tunnel
+		}
+		timeout := p.duration(AnnotationTimeout, minTimeoutMillis, "", instead)
+		o.timeoutTunnel = cmp.Or(tunnel, timeout)
+	} else {
+		o.timeoutServer = p.duration(AnnotationTimeout, minTimeoutMillis, "", routerDefault("timeout server", opts.Timeouts.Server))
+		o.timeoutTunnel = p.duration(AnnotationTimeoutTunnel, minTimeoutMillis, "", routerDefault("timeout tunnel", opts.Timeouts.Tunnel))
+	}
 	o.checkInterval = p.duration(AnnotationHealthCheckInterval, minCheckIntervalMillis, opts.CheckInterval, routerDefault("check interval", opts.CheckInterval))
 	o.allowlist = p.allowlist()
 	o.rateLimit = p.rateLimit(passthrough)

@@ -156,15 +156,37 @@ func TestAnnotationsValid(t *testing.T) {
 	}
 }
 
-func TestRewritePrefixFromPath(t *testing.T) {
-	for path, prefix := range map[string]string{"/api": "/api", "/api/": "/api", "/": "", "": ""} {
-		r := newRoute("ns", "r", "www.example.com", 0, withPath(path), withAnnotation(AnnotationRewriteTarget, "/"))
+// TestRewriteTarget: rewrite-target means what OpenShift's router makes of it. The prefix is the
+// Route's path as written; "/" alone also replaces the "/" after it; the value is decoded as
+// OpenShift's clean-up and HAProxy read it: quotes removed unless escaped, a lone backslash gone,
+// '#' ending the value and dropping the rest of the path, "%%" one '%'.
+func TestRewriteTarget(t *testing.T) {
+	for _, tc := range []struct {
+		path, value string
+		want        model.Rewrite
+	}{
+		{"/api", "/", model.Rewrite{Prefix: "/api", Target: "/", SlashOptional: true}},
+		{"/api/", "/", model.Rewrite{Prefix: "/api/", Target: "/", SlashOptional: true}},
+		{"/", "/", model.Rewrite{Prefix: "/", Target: "/", SlashOptional: true}},
+		{"", "/", model.Rewrite{Prefix: "", Target: "/", SlashOptional: true}},
+		{"/api", "/v2/", model.Rewrite{Prefix: "/api", Target: "/v2/"}},
+		{"/it's", "/it\\'s", model.Rewrite{Prefix: "/it's", Target: "/it's"}},
+		{"/a", "/'quoted'", model.Rewrite{Prefix: "/a", Target: "/quoted"}},
+		{"/a", `/"x"y`, model.Rewrite{Prefix: "/a", Target: "/xy"}},
+		{"/a", "/foo#comment", model.Rewrite{Prefix: "/a", Target: "/foo", DropRest: true}},
+		{"/a", `/a\b`, model.Rewrite{Prefix: "/a", Target: "/ab"}},
+		{"/a", "/%41", model.Rewrite{Prefix: "/a", Target: "/%41"}},
+		{"/a", "/%%41", model.Rewrite{Prefix: "/a", Target: "/%41"}},
+		{"/a", "/%%%41", model.Rewrite{Prefix: "/a", Target: "/%%%41"}},
+	} {
+		r := newRoute("ns", "r", "www.example.com", 0, withPath(tc.path), withAnnotation(AnnotationRewriteTarget, tc.value))
 		b, p := backendFor(t, r, testOptions())
 		if p != nil {
-			t.Fatalf("path %q: rejected: %s", path, p)
+			t.Errorf("path %q, target %q: rejected: %s", tc.path, tc.value, p)
+			continue
 		}
-		if b.Rewrite == nil || b.Rewrite.Prefix != prefix || b.Rewrite.Target != "/" {
-			t.Errorf("path %q: got %+v, want prefix %q", path, b.Rewrite, prefix)
+		if b.Rewrite == nil || *b.Rewrite != tc.want {
+			t.Errorf("path %q, target %q: got %+v, want %+v", tc.path, tc.value, b.Rewrite, tc.want)
 		}
 	}
 }
@@ -187,7 +209,7 @@ func TestSecurityAnnotationsInvalid(t *testing.T) {
 		{AnnotationHSTS, []string{"", "includeSubDomains", "max-age=", "max-age=abc", "max-age=1;max-age=2", "max-age=\"1", "max-age=\"\"",
 			"max-age=1;report-uri=x", "max-age=1;", ";max-age=1", "max-age=12345678901", "max-age 1", "max-agex=1", "max-age=1\n;preload"}, edge},
 		{AnnotationForwardedHeaders, []string{"Append", "drop"}, nil},
-		{AnnotationRewriteTarget, []string{"", "v2", "/a b", "/a?b", "/a#b", "/a\\b", "/%[env(HOME)]"}, nil},
+		{AnnotationRewriteTarget, []string{"", "v2", "/a b", "/a?b", `/a\#b`, `/a\"b`, `/a\\b`, `/a\\1`, "/%[env(HOME)]", "/a\x00", "/café", "/a\rb"}, nil},
 		{AnnotationPodConcurrentConns, []string{"0", "many", "-3"}, nil},
 	}
 	// Every security annotation also refuses the hostile values (where they are not already listed).

@@ -173,21 +173,24 @@ func (p *annotationParser) hsts() string {
 	return out
 }
 
-// rewrite parses rewrite-target; the prefix is the Route path without its trailing "/".
+// rewrite parses rewrite-target with OpenShift's syntax (rewriteTarget): a value starting with "/"
+// whose literal target is a path. The prefix replaced is the Route's path as written; the "/" after
+// it is replaced too only when the value is exactly "/", as in OpenShift.
 func (p *annotationParser) rewrite(path string) *model.Rewrite {
 	v, ok := p.get(AnnotationRewriteTarget)
 	if !ok {
 		return nil
 	}
-	valid := strings.HasPrefix(v, "/")
-	for i := 0; valid && i < len(v); i++ {
-		valid = isAlnumByte(v[i]) || strings.IndexByte(rewriteTargetExtraCharacters, v[i]) >= 0
-	}
-	if !valid || len(v) > maxPathLength {
-		p.invalid(AnnotationRewriteTarget, "", "want a path starting with \"/\" made of A-Z a-z 0-9 and %s", rewriteTargetExtraCharacters)
+	if !strings.HasPrefix(v, "/") || strings.Contains(v, "\n") || len(v) > maxPathLength {
+		p.invalid(AnnotationRewriteTarget, "", "want a path starting with \"/\", on one line, of at most %d characters", maxPathLength)
 		return nil
 	}
-	return &model.Rewrite{Prefix: trimSlash(path), Target: v}
+	target, rest, why := rewriteTarget(v)
+	if why != "" {
+		p.invalid(AnnotationRewriteTarget, "", "%s", why)
+		return nil
+	}
+	return &model.Rewrite{Prefix: path, Target: target, SlashOptional: v == "/", DropRest: !rest}
 }
 
 // validCookieName reports whether v matches ^[A-Za-z0-9_-]{1,255}$ (maxCookieNameLength).

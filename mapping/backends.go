@@ -71,7 +71,7 @@ func (t *translator) buildBackend(a *admission) (model.Backend, []*rejection) {
 				State:       model.StateReady,
 				Service:     service,
 				VerifyHost:  verifyHost,
-				HealthCheck: check,
+				HealthCheck: check && !e.idled,
 			})
 		}
 	}

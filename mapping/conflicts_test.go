@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,5 +183,75 @@ func TestDuplicateRouteInInput(t *testing.T) {
 		if cfg.Routes[0].Host != "one.example.com" {
 			t.Fatalf("admitted host %s, want one.example.com", cfg.Routes[0].Host)
 		}
+	}
+}
+
+// TestHostChangeReleasesTheOldHost: when a Route's host changes, the host it held is free at once,
+// so the Route that was waiting for it is admitted (OpenShift's router fixed its bookkeeping to
+// forget the old host in 2026). haroute works the claims out afresh from every snapshot; this checks
+// it through the function Translate and through a Translator fed the same snapshots, for an exact
+// host, a wildcard domain held through an exact host, and an exact host held through a wildcard.
+func TestHostChangeReleasesTheOldHost(t *testing.T) {
+	wildcard := func(r *routev1.Route) *routev1.Route {
+		r.Spec.WildcardPolicy = routev1.WildcardPolicySubdomain
+		return r
+	}
+	tests := []struct {
+		name            string
+		holder, waiting *routev1.Route
+		moved           string // the holder's new host
+	}{
+		{
+			name:    "exact host",
+			holder:  newRoute("a", "holder", "www.example.com", 1),
+			waiting: newRoute("b", "waiting", "www.example.com", 2),
+			moved:   "www.example.org",
+		},
+		{
+			name:    "wildcard domain held by an exact host",
+			holder:  newRoute("a", "holder", "x.apps.example.com", 1),
+			waiting: wildcard(newRoute("b", "waiting", "*.apps.example.com", 2)),
+			moved:   "x.other.example.com",
+		},
+		{
+			name:    "exact host held by a wildcard domain",
+			holder:  wildcard(newRoute("a", "holder", "*.apps.example.com", 1)),
+			waiting: newRoute("b", "waiting", "y.apps.example.com", 2),
+			moved:   "*.other.example.com",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := testOptions()
+			opts.AllowWildcardRoutes = true
+			moved := tt.holder.DeepCopy()
+			moved.Spec.Host = tt.moved
+			tr := NewTranslator(opts)
+			for i, step := range []struct {
+				routes   []*routev1.Route
+				admitted []string
+			}{
+				{[]*routev1.Route{tt.holder, tt.waiting}, []string{"a/holder"}},
+				{[]*routev1.Route{moved, tt.waiting}, []string{"a/holder", "b/waiting"}},
+				{[]*routev1.Route{tt.holder, tt.waiting}, []string{"a/holder"}},
+			} {
+				in := Input{Routes: step.routes}
+				cfg, problems := translate(t, in, opts)
+				incCfg, incProblems := tr.Translate(in)
+				for _, got := range []struct {
+					how      string
+					cfg      *model.Config
+					problems []Problem
+				}{{"Translate", cfg, problems}, {"Translator", incCfg, incProblems}} {
+					if names := admittedNames(got.cfg); !slices.Equal(names, step.admitted) {
+						t.Errorf("step %d, %s: admitted %v, want %v (problems %v)", i, got.how, names, step.admitted, got.problems)
+					}
+					if p := problemFor(got.problems, "b", "waiting"); (p != nil) != (len(step.admitted) == 1) ||
+						(p != nil && p.Reason != ReasonHostAlreadyClaimed) {
+						t.Errorf("step %d, %s: b/waiting has problem %+v", i, got.how, p)
+					}
+				}
+			}
+		})
 	}
 }

@@ -10,16 +10,21 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // endpoint is one serving address:port of a Service, named as OpenShift names servers.
 type endpoint struct {
-	name string // "pod:<pod>:<svc>:<port-name>:<ip>:<port>"
+	name string // "pod:<pod>:<svc>:<port-name>:<ip>:<port>"; "ept:<svc>:<port-name>:<ip>:<port>" for a cluster IP
 	addr netip.Addr
 	port int32
+	// idled marks the cluster IP of an idled Service (idledEndpoints): never health-checked.
+	idled bool
 }
+
+// AnnotationIdledAt marks a Service that OpenShift's idler scaled to zero; its traffic must reach the
+// Service's cluster IP, where the platform wakes the pods.
+const AnnotationIdledAt = "idling.alpha.openshift.io/idled-at"
 
 // serviceEndpoints returns the serving endpoints of one Service for a Route's spec.port, sorted by name
 // and deduplicated by address and port (the smallest name wins), plus a warning for every refused
@@ -30,7 +35,7 @@ func (t *translator) serviceEndpoints(ns, svcName string, rp *routev1.RoutePort)
 		return nil, nil
 	}
 	slices := t.objs.endpointSlices(ns, svcName)
-	selected := portSelector(svc, slices, rp)
+	selected := portSelector(rp)
 
 	var warnings []*rejection
 	byAddrPort := map[netip.AddrPort]int{}
@@ -88,8 +93,69 @@ func (t *translator) serviceEndpoints(ns, svcName string, rp *routev1.RoutePort)
 			}
 		}
 	}
+	if len(slices) > 0 && !hasReadyAddress(slices) {
+		idled, ws := t.idledEndpoints(svc, selected)
+		eps, warnings = append(eps, idled...), append(warnings, ws...)
+	}
 	sort.Slice(eps, func(i, j int) bool { return eps[i].name < eps[j].name })
 	return eps, warnings
+}
+
+// hasReadyAddress reports whether an IPv4 or IPv6 slice has an address whose endpoint is not marked
+// unready: OpenShift's test of whether a Service has endpoints, before any address is refused.
+func hasReadyAddress(slices []*discoveryv1.EndpointSlice) bool {
+	for _, sl := range slices {
+		if sl.AddressType != discoveryv1.AddressTypeIPv4 && sl.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue
+		}
+		for i := range sl.Endpoints {
+			ep := &sl.Endpoints[i]
+			if len(ep.Addresses) > 0 && (ep.Conditions.Ready == nil || *ep.Conditions.Ready) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// idledEndpoints returns, for an idled Service (AnnotationIdledAt) whose EndpointSlices hold no
+// ready address, one endpoint per selected TCP port of the Service at its cluster IP and the
+// Service's port, as OpenShift's router does (no health check: the idler answers there until the
+// pods are back). A headless Service has none. The cluster IP passes the address checks of every
+// endpoint (endpointAddr); it is the Service's own, so the cross-namespace check does not apply.
+func (t *translator) idledEndpoints(svc *corev1.Service, selected func(string, int32) bool) ([]endpoint, []*rejection) {
+	ip := svc.Spec.ClusterIP
+	if svc.Annotations[AnnotationIdledAt] == "" || ip == "" || ip == corev1.ClusterIPNone {
+		return nil, nil
+	}
+	family := discoveryv1.AddressTypeIPv4
+	if a, err := netip.ParseAddr(ip); err == nil && a.Is6() {
+		family = discoveryv1.AddressTypeIPv6
+	}
+	addr, why := t.endpointAddr(ip, family)
+	if why != "" {
+		return nil, []*rejection{reject(ReasonEndpointRejected,
+			fmt.Sprintf("service %s: the cluster IP %s of the idled Service refused: %s", svc.Name, quoteShort(ip), why))}
+	}
+	var eps []endpoint
+	seen := map[int32]bool{}
+	for _, p := range svc.Spec.Ports {
+		if p.Port < 1 || p.Port > 65535 || (p.Protocol != "" && p.Protocol != corev1.ProtocolTCP) || seen[p.Port] || !selected(p.Name, p.Port) {
+			continue
+		}
+		seen[p.Port] = true
+		portName := p.Name
+		if len(validation.IsDNS1123Label(portName)) > 0 {
+			portName = ""
+		}
+		eps = append(eps, endpoint{
+			name:  "ept:" + svc.Name + ":" + portName + ":" + addr.String() + ":" + strconv.Itoa(int(p.Port)),
+			addr:  addr,
+			port:  p.Port,
+			idled: true,
+		})
+	}
+	return eps, nil
 }
 
 // serving reports whether an endpoint takes traffic: ready (or unknown) and not terminating.
@@ -182,60 +248,19 @@ func embedded4(a netip.Addr) netip.Addr {
 	return netip.AddrFrom4([4]byte(b[12:]))
 }
 
-// portSelector returns which EndpointSlice ports (name, number) a Route's spec.port selects:
-//   - nil: every port (as OpenShift does);
-//   - a number N: slice ports numbered N; if there are none, the Service port numbered N selects slice
-//     ports by its name;
-//   - a name S: slice ports named S; if there are none, the Service port whose targetPort is S (or whose
-//     name is S) selects slice ports by its name.
-//
-// When nothing matches, no port is selected.
-func portSelector(svc *corev1.Service, slices []*discoveryv1.EndpointSlice, rp *routev1.RoutePort) func(name string, port int32) bool {
+// portSelector returns which EndpointSlice ports (name, number) a Route's spec.port selects, as
+// OpenShift's router selects them: every port without spec.port; else the ports whose name is the
+// targetPort, or whose number written in decimal is. The Service's own ports play no part: a
+// targetPort naming a Service port number (80 for a Service that sends 80 to the pods' 8080) or a
+// Service port's targetPort name selects nothing unless an endpoint port has that name or number.
+func portSelector(rp *routev1.RoutePort) func(name string, port int32) bool {
 	if rp == nil {
 		return func(string, int32) bool { return true }
 	}
-	byName := func(want string) func(string, int32) bool {
-		return func(name string, _ int32) bool { return name == want }
+	want := rp.TargetPort.String()
+	return func(name string, port int32) bool {
+		return name == want || strconv.Itoa(int(port)) == want
 	}
-	none := func(string, int32) bool { return false }
-	tp := rp.TargetPort
-	if tp.Type == intstr.Int {
-		n := tp.IntVal
-		if slicesHavePort(slices, func(_ string, port int32) bool { return port == n }) {
-			return func(_ string, port int32) bool { return port == n }
-		}
-		for _, sp := range svc.Spec.Ports {
-			if sp.Port == n {
-				return byName(sp.Name)
-			}
-		}
-		return none
-	}
-	s := tp.StrVal
-	if slicesHavePort(slices, byName(s)) {
-		return byName(s)
-	}
-	for _, sp := range svc.Spec.Ports {
-		if (sp.TargetPort.Type == intstr.String && sp.TargetPort.StrVal == s) || sp.Name == s {
-			return byName(sp.Name)
-		}
-	}
-	return none
-}
-
-func slicesHavePort(slices []*discoveryv1.EndpointSlice, match func(string, int32) bool) bool {
-	for _, sl := range slices {
-		for _, p := range sl.Ports {
-			name := ""
-			if p.Name != nil {
-				name = *p.Name
-			}
-			if p.Port != nil && match(name, *p.Port) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // maxServerWeight is HAProxy's largest server weight.

@@ -171,8 +171,10 @@ func TestEndpointSelection(t *testing.T) {
 		{"no port: every TCP port", nil, "9443 7000 8080"},
 		{"slice port name", &routev1.RoutePort{TargetPort: intstr.FromString("admin")}, "9443"},
 		{"slice port number", &routev1.RoutePort{TargetPort: intstr.FromInt32(8080)}, "8080"},
-		{"service port number selects by service port name", &routev1.RoutePort{TargetPort: intstr.FromInt32(9000)}, "9443"},
-		{"service targetPort string selects by service port name", &routev1.RoutePort{TargetPort: intstr.FromString("con")}, "7000"},
+		// As OpenShift: the Service's ports are not consulted, only the endpoints' names and numbers.
+		{"service port number selects nothing", &routev1.RoutePort{TargetPort: intstr.FromInt32(9000)}, ""},
+		{"service targetPort name selects nothing", &routev1.RoutePort{TargetPort: intstr.FromString("con")}, ""},
+		{"service port name (the slice's port name)", &routev1.RoutePort{TargetPort: intstr.FromString("console")}, "7000"},
 		{"unknown name", &routev1.RoutePort{TargetPort: intstr.FromString("nope")}, ""},
 		{"unknown number", &routev1.RoutePort{TargetPort: intstr.FromInt32(1)}, ""},
 		{"udp port is never selected", &routev1.RoutePort{TargetPort: intstr.FromString("udp")}, ""},
@@ -382,5 +384,102 @@ func TestMissingServiceHasNoServers(t *testing.T) {
 	}
 	if m := mapEntries(cfg, model.MapHTTP); m["www.example.com/"] != "be_http:ns:r" {
 		t.Fatalf("http map %v", m)
+	}
+}
+
+// idledService is Service ns/web (port "http" 80) idled at cluster IP ip.
+func idledService(ip string) *corev1.Service {
+	s := newService("ns", "web")
+	s.Annotations = map[string]string{AnnotationIdledAt: "2024-01-01T00:00:00Z"}
+	s.Spec.ClusterIP = ip
+	return s
+}
+
+// TestIdledService: an idled Service whose EndpointSlices hold no ready address is served at its
+// cluster IP and the Service's port, one server per selected port, never health-checked, as
+// OpenShift's router serves it; not without the annotation, nor without a slice, nor when a ready
+// address exists, nor for a headless Service; a cluster IP that no endpoint may have is refused.
+func TestIdledService(t *testing.T) {
+	empty := newSlice("ns", "web-1", "web")
+	unready := newSlice("ns", "web-1", "web", "10.0.0.5")
+	unready.Endpoints[0].Conditions.Ready = ptr(false)
+	ready := newSlice("ns", "web-1", "web", "10.0.0.5")
+	twoPorts := idledService("172.30.0.10")
+	twoPorts.Spec.Ports = append(twoPorts.Spec.Ports, corev1.ServicePort{Name: "admin", Port: 9000},
+		corev1.ServicePort{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP})
+	tests := []struct {
+		name   string
+		svc    *corev1.Service
+		slices []*discoveryv1.EndpointSlice
+		port   *routev1.RoutePort
+		want   string // "name addr:port check" per server
+		warn   string
+	}{
+		{"idled, empty slice", idledService("172.30.0.10"), []*discoveryv1.EndpointSlice{empty}, nil, "ept:web:http:172.30.0.10:80 172.30.0.10:80 false", ""},
+		{"idled, unready endpoint", idledService("172.30.0.10"), []*discoveryv1.EndpointSlice{unready}, nil, "ept:web:http:172.30.0.10:80 172.30.0.10:80 false", ""},
+		{"idled, IPv6 cluster IP", idledService("fd00:30::10"), []*discoveryv1.EndpointSlice{empty}, nil, "ept:web:http:fd00:30::10:80 [fd00:30::10]:80 false", ""},
+		{"idled, every TCP port", twoPorts, []*discoveryv1.EndpointSlice{empty}, nil,
+			"ept:web:admin:172.30.0.10:9000 172.30.0.10:9000 false; ept:web:http:172.30.0.10:80 172.30.0.10:80 false", ""},
+		{"idled, targetPort by name", twoPorts, []*discoveryv1.EndpointSlice{empty}, &routev1.RoutePort{TargetPort: intstr.FromString("admin")},
+			"ept:web:admin:172.30.0.10:9000 172.30.0.10:9000 false", ""},
+		{"idled, targetPort of the pods", twoPorts, []*discoveryv1.EndpointSlice{empty}, &routev1.RoutePort{TargetPort: intstr.FromInt32(8080)}, "", ""},
+		{"idled, a ready endpoint", idledService("172.30.0.10"), []*discoveryv1.EndpointSlice{ready}, nil, "pod::web:http:10.0.0.5:8080 10.0.0.5:8080 false", ""},
+		{"idled, no slice", idledService("172.30.0.10"), nil, nil, "", ""},
+		{"idled, headless", idledService(corev1.ClusterIPNone), []*discoveryv1.EndpointSlice{empty}, nil, "", ""},
+		{"not idled", newService("ns", "web"), []*discoveryv1.EndpointSlice{empty}, nil, "", ""},
+		{"idled, metadata address", idledService("168.63.129.16"), []*discoveryv1.EndpointSlice{empty}, nil, "", "cloud metadata"},
+		{"idled, link-local", idledService("169.254.169.254"), []*discoveryv1.EndpointSlice{empty}, nil, "", "link-local"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRoute("ns", "r", "www.example.com", 0)
+			if tt.port != nil {
+				r.Spec.Port = tt.port
+			}
+			in := Input{Routes: []*routev1.Route{r}, Services: []*corev1.Service{tt.svc}, EndpointSlices: tt.slices}
+			cfg, problems := translate(t, in, testOptions())
+			if len(cfg.Backends) != 1 {
+				t.Fatalf("backends %v, problems %v", cfg.Backends, problems)
+			}
+			var got []string
+			for _, s := range cfg.Backends[0].Servers {
+				addr, err := netip.ParseAddr(s.Addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%s %s %v", s.Name, netip.AddrPortFrom(addr, uint16(s.Port)), s.HealthCheck))
+			}
+			if g := strings.Join(got, "; "); g != tt.want {
+				t.Errorf("servers %q, want %q", g, tt.want)
+			}
+			var warned []string
+			for _, p := range problems {
+				warned = append(warned, p.Message)
+			}
+			if w := strings.Join(warned, "; "); (tt.warn == "") != (w == "") || !strings.Contains(w, tt.warn) {
+				t.Errorf("warnings %q, want one saying %q", w, tt.warn)
+			}
+		})
+	}
+}
+
+// TestIdledServiceTranslator: a Translator follows an idled Service's slice emptying and filling
+// again (the fast path, which only rebuilds the backends of changed slices) as Translate does.
+func TestIdledServiceTranslator(t *testing.T) {
+	svc := idledService("172.30.0.10")
+	running := Input{
+		Routes:         []*routev1.Route{newRoute("ns", "r", "www.example.com", 0)},
+		Services:       []*corev1.Service{svc},
+		EndpointSlices: []*discoveryv1.EndpointSlice{newSlice("ns", "web-1", "web", "10.0.0.5")},
+	}
+	asleep := running
+	asleep.EndpointSlices = []*discoveryv1.EndpointSlice{newSlice("ns", "web-1", "web")}
+	tr := NewTranslator(testOptions())
+	for i, in := range []Input{running, asleep, running, asleep} {
+		cfg, _, _ := translateStep(t, tr, in)
+		idle := len(cfg.Backends[0].Servers) == 1 && strings.HasPrefix(cfg.Backends[0].Servers[0].Name, "ept:")
+		if idle != (i%2 == 1) {
+			t.Fatalf("step %d: servers %+v", i, cfg.Backends[0].Servers)
+		}
 	}
 }

@@ -25,19 +25,25 @@ type hostSpec struct {
 // there is still no host, or always with ROUTER_OVERRIDE_HOSTNAME, or for a host under one of
 // ROUTER_OVERRIDE_DOMAINS. It applies the wildcard policy and checks the host against the allowed and
 // denied domain lists.
+//
+// Like OpenShift's router (its host validation wants a DNS-1123 subdomain as written), it never
+// lower-cases a host: one with upper-case letters is rejected, whichever of the above it comes from.
 func routeHost(r *routev1.Route, opts Options) (hostSpec, *rejection) {
-	host := strings.ToLower(r.Spec.Host)
+	host := r.Spec.Host
 	if host == "" && r.Spec.Subdomain != "" && opts.Domain != "" {
-		host = strings.ToLower(r.Spec.Subdomain) + "." + opts.Domain
+		host = r.Spec.Subdomain + "." + opts.Domain
 	}
 	if opts.Subdomain != "" && (host == "" || opts.OverrideHostname || inDomains(host, opts.OverrideDomains)) {
-		host = strings.ToLower(strings.NewReplacer("${name}", r.Name, "${namespace}", r.Namespace).Replace(opts.Subdomain))
+		host = strings.NewReplacer("${name}", r.Name, "${namespace}", r.Namespace).Replace(opts.Subdomain)
 	}
 	if host == "" {
 		if r.Spec.Subdomain != "" {
 			return hostSpec{}, reject(ReasonInvalidHost, "no host, a subdomain without ROUTER_DOMAIN, and no ROUTER_SUBDOMAIN")
 		}
 		return hostSpec{}, reject(ReasonInvalidHost, "no host and no ROUTER_SUBDOMAIN")
+	}
+	if lower := strings.ToLower(host); lower != host && strings.Trim(lower, "abcdefghijklmnopqrstuvwxyz0123456789.-*") == "" {
+		return hostSpec{}, reject(ReasonInvalidHost, fmt.Sprintf("host %s has upper-case letters: a host must be written in lower case (OpenShift's router rejects it too)", quoteShort(host)))
 	}
 
 	var hs hostSpec
@@ -115,8 +121,9 @@ func inDomains(host string, domains []string) bool {
 }
 
 // pathError returns why p is not an acceptable Route path, or "" when it is. Paths are empty or start
-// with "/", and hold only RFC 3986 path characters, so they can stand in map files and configs as they
-// are (no whitespace, quotes, '\', '#' or '?').
+// with "/", and hold only RFC 3986 path characters, so they can stand in map files as they are (no
+// whitespace, double quote, '\', '#' or '?'); a single quote is one of them, written in configs the
+// way OpenShift writes it.
 func pathError(p string) string {
 	if p == "" {
 		return ""
@@ -144,7 +151,7 @@ func describeByte(c byte) string {
 }
 
 func isPathChar(c byte) bool {
-	return isAlnumByte(c) || strings.IndexByte("-._~!$&()*+,;=:@/%", c) >= 0
+	return isAlnumByte(c) || strings.IndexByte("-._~!$&'()*+,;=:@/%", c) >= 0
 }
 
 func isAlnumByte(c byte) bool {

@@ -19,7 +19,8 @@ func TestRouteHost(t *testing.T) {
 		msg      string // substring of the message
 	}{
 		{name: "plain", host: "www.example.com", want: "www.example.com"},
-		{name: "uppercase is lower-cased", host: "WWW.Example.COM", want: "www.example.com"},
+		{name: "uppercase", host: "WWW.Example.COM", reason: ReasonInvalidHost, msg: "upper-case letters"},
+		{name: "one upper-case letter", host: "www.example.Com", reason: ReasonInvalidHost, msg: "upper-case letters"},
 		{name: "single label", host: "localhost", want: "localhost"},
 		{name: "63-char label", host: long63 + ".example.com", want: long63 + ".example.com"},
 		{name: "64-char label", host: long63 + "a.example.com", reason: ReasonInvalidHost, msg: "longer than 63"},
@@ -36,8 +37,13 @@ func TestRouteHost(t *testing.T) {
 		{name: "missing host", host: "", reason: ReasonInvalidHost, msg: "no host and no ROUTER_SUBDOMAIN"},
 		{
 			name: "generated host", host: "",
-			mutate: func(o *Options) { o.Subdomain = "${name}-${namespace}.Apps.example.com" },
+			mutate: func(o *Options) { o.Subdomain = "${name}-${namespace}.apps.example.com" },
 			want:   "r-ns.apps.example.com",
+		},
+		{
+			name: "generated host with upper case", host: "",
+			mutate: func(o *Options) { o.Subdomain = "${name}-${namespace}.Apps.example.com" },
+			reason: ReasonInvalidHost, msg: "upper-case letters",
 		},
 		{
 			name: "generated host invalid", host: "",
@@ -46,7 +52,8 @@ func TestRouteHost(t *testing.T) {
 		},
 		{name: "wildcard not allowed", host: "www.example.com", wildcard: true, reason: ReasonRouteNotAdmitted, msg: "wildcard routes are not allowed"},
 		{name: "wildcard from host", host: "www.apps.example.com", wildcard: true, mutate: allowWildcards, want: "*.apps.example.com"},
-		{name: "wildcard given as star", host: "*.Example.com", wildcard: true, mutate: allowWildcards, want: "*.example.com"},
+		{name: "wildcard given as star", host: "*.example.com", wildcard: true, mutate: allowWildcards, want: "*.example.com"},
+		{name: "wildcard with upper case", host: "*.Example.com", wildcard: true, mutate: allowWildcards, reason: ReasonInvalidHost, msg: "upper-case letters"},
 		{name: "wildcard one-label domain", host: "*.com", wildcard: true, mutate: allowWildcards, reason: ReasonInvalidHost, msg: "two labels"},
 		{name: "wildcard from two labels", host: "example.com", wildcard: true, mutate: allowWildcards, reason: ReasonInvalidHost, msg: "two labels"},
 		{name: "wildcard single label", host: "localhost", wildcard: true, mutate: allowWildcards, reason: ReasonInvalidHost},
@@ -99,6 +106,24 @@ func TestRouteHost(t *testing.T) {
 	}
 }
 
+// TestRouteHostSubdomainCase: a host made of spec.subdomain and ROUTER_DOMAIN is not lower-cased
+// either: OpenShift's router rejects it with upper-case letters, as a spec.host.
+func TestRouteHostSubdomainCase(t *testing.T) {
+	opts := testOptions()
+	opts.Domain = "apps.example.com"
+	for sub, want := range map[string]string{"shop": "shop.apps.example.com", "Shop": ""} {
+		r := newRoute("ns", "r", "", 0)
+		r.Spec.Subdomain = sub
+		hs, rej := routeHost(r, opts)
+		switch {
+		case want == "" && (rej == nil || rej.reason != ReasonInvalidHost || !strings.Contains(rej.message, "upper-case letters")):
+			t.Errorf("subdomain %q: got host %q, rejection %v; want InvalidHost for its upper-case letters", sub, hs.host, rej)
+		case want != "" && (rej != nil || hs.host != want):
+			t.Errorf("subdomain %q: got host %q, rejection %v; want %q", sub, hs.host, rej, want)
+		}
+	}
+}
+
 func allowWildcards(o *Options) { o.AllowWildcardRoutes = true }
 
 func deny(d ...string) func(*Options) {
@@ -110,14 +135,14 @@ func allow(d ...string) func(*Options) {
 }
 
 func TestPathError(t *testing.T) {
-	good := []string{"", "/", "/api", "/api/", "/a-b_c.d~e", "/%41%20", "/a;b=c", "/@user:1", "/!$&()*+,"}
+	good := []string{"", "/", "/api", "/api/", "/a-b_c.d~e", "/%41%20", "/a;b=c", "/@user:1", "/!$&()*+,", "/it's"}
 	for _, p := range good {
 		if msg := pathError(p); msg != "" {
 			t.Errorf("pathError(%q) = %q, want accepted", p, msg)
 		}
 	}
 	bad := []string{
-		"api", "/a b", "/a\tb", "/a\nb", "/a\rb", "/a\x00b", "/a\"b", "/a'b", "/a\\b", "/a#b", "/a?b",
+		"api", "/a b", "/a\tb", "/a\nb", "/a\rb", "/a\x00b", "/a\"b", "/a\\b", "/a#b", "/a?b",
 		"/%[env(HOME)]", "/${HOME}", "/a<b>", "/a`b", "/a|b", "/a^b", "/café", "/" + strings.Repeat("a", maxPathLength),
 	}
 	for _, p := range bad {

@@ -63,15 +63,23 @@ func pathEntries(host, path string) []pathEntry {
 }
 
 // addRoute adds the entries of one admitted Route.
+//
+// Every Route, of every kind, has its host+path keys in model.MapHTTPRedirect, with "1" when it
+// redirects plain HTTP to https and "0" otherwise; the public frontend looks them up before it
+// chooses a backend, as OpenShift's router does with its os_route_http_redirect.map: the most
+// specific Route of the request decides whether it is redirected, and only the Routes that serve
+// plain HTTP (termination none, or edge and reencrypt with Allow) are in model.MapHTTP.
 func (m *mapBuilder) addRoute(a *admission) {
 	entries := pathEntries(a.host, a.path)
-	if a.httpReachable() {
-		for _, e := range entries {
+	redirect := "0"
+	if a.redirects() {
+		redirect = "1"
+	}
+	for _, e := range entries {
+		m.add(model.MapHTTPRedirect, e.key, redirect, e.strong)
+		if a.servesHTTP() {
 			m.add(model.MapHTTP, e.key, a.backendName, e.strong)
 		}
-	}
-	if a.redirects() {
-		m.add(model.MapHTTPRedirect, a.backendName, "1", true)
 	}
 	if p := a.options.forwardedHeaders; p != "" && p != m.forwarded {
 		m.add(model.MapForwardedHeaders, a.backendName, p, true)

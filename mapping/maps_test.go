@@ -110,7 +110,9 @@ func TestMatchingSemantics(t *testing.T) {
 	}
 }
 
-// TestMapsByTermination checks which maps each kind of Route lands in.
+// TestMapsByTermination checks which maps each kind of Route lands in. Every Route has its keys in
+// the redirect map, with "1" only where it redirects; only those that serve plain HTTP are in the
+// HTTP map (a redirecting Route never serves plain HTTP).
 func TestMapsByTermination(t *testing.T) {
 	type want struct{ http, redirect, edge, tcp bool }
 	tests := []struct {
@@ -122,10 +124,10 @@ func TestMapsByTermination(t *testing.T) {
 		{"edge", withTLS(routev1.TLSTerminationEdge, ""), want{edge: true}},
 		{"edge-none", withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyNone), want{edge: true}},
 		{"edge-allow", withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyAllow), want{http: true, edge: true}},
-		{"edge-redirect", withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyRedirect), want{http: true, redirect: true, edge: true}},
+		{"edge-redirect", withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyRedirect), want{redirect: true, edge: true}},
 		{"reencrypt-allow", withTLS(routev1.TLSTerminationReencrypt, routev1.InsecureEdgeTerminationPolicyAllow), want{http: true, edge: true}},
 		{"passthrough", withTLS(routev1.TLSTerminationPassthrough, ""), want{tcp: true}},
-		{"passthrough-redirect", withTLS(routev1.TLSTerminationPassthrough, routev1.InsecureEdgeTerminationPolicyRedirect), want{http: true, redirect: true, tcp: true}},
+		{"passthrough-redirect", withTLS(routev1.TLSTerminationPassthrough, routev1.InsecureEdgeTerminationPolicyRedirect), want{redirect: true, tcp: true}},
 	}
 	opts := testOptions()
 	opts.DefaultDestinationCAFile = "/ca.pem"
@@ -142,12 +144,15 @@ func TestMapsByTermination(t *testing.T) {
 			be := cfg.Routes[0].Backend
 			got := want{
 				http:     mapEntries(cfg, model.MapHTTP)["www.example.com/"] == be,
-				redirect: mapEntries(cfg, model.MapHTTPRedirect)[be] == "1",
+				redirect: mapEntries(cfg, model.MapHTTPRedirect)["www.example.com/"] == "1",
 				edge:     mapEntries(cfg, model.MapEdgeReencrypt)["www.example.com/"] == be,
 				tcp:      mapEntries(cfg, model.MapTCP)["www.example.com"] == be,
 			}
 			if got != tt.want {
 				t.Fatalf("in maps %+v, want %+v", got, tt.want)
+			}
+			if v, ok := mapEntries(cfg, model.MapHTTPRedirect)["www.example.com/"]; !ok || (v == "1") != tt.want.redirect {
+				t.Fatalf("redirect map entry %q (present %v), want 1 or 0 as the Route redirects or not", v, ok)
 			}
 		})
 	}

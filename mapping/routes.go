@@ -3,7 +3,6 @@ package mapping
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	routev1 "github.com/openshift/api/route/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -213,15 +212,10 @@ func routePort(rp *routev1.RoutePort) (*routev1.RoutePort, *rejection) {
 	return nil, reject(ReasonInvalidRoute, fmt.Sprintf("spec.port.targetPort: unknown type %d: %s", tp.Type, want))
 }
 
-// httpReachable reports whether the Route is served (or redirected) on the plain-HTTP frontend.
-func (a *admission) httpReachable() bool {
-	switch a.kind {
-	case model.KindHTTP:
-		return true
-	case model.KindPassthrough:
-		return a.policy == routev1.InsecureEdgeTerminationPolicyRedirect
-	}
-	return a.policy == routev1.InsecureEdgeTerminationPolicyAllow || a.policy == routev1.InsecureEdgeTerminationPolicyRedirect
+// servesHTTP reports whether the Route's backend serves plain-HTTP requests: a plain Route, or an
+// edge or reencrypt Route with insecure policy Allow.
+func (a *admission) servesHTTP() bool {
+	return a.kind == model.KindHTTP || (a.terminated() && a.policy == routev1.InsecureEdgeTerminationPolicyAllow)
 }
 
 // redirects reports whether plain-HTTP requests for the Route are redirected to https.
@@ -258,6 +252,3 @@ func (a *admission) info() model.RouteInfo {
 func (a *admission) routeFileName() string {
 	return a.namespace + "_" + a.name + ".pem"
 }
-
-// trimSlash returns the Route path without its trailing "/" ("" for the root).
-func trimSlash(p string) string { return strings.TrimSuffix(p, "/") }

@@ -23,7 +23,8 @@ func portInput(tp intstr.IntOrString) Input {
 }
 
 // TestTargetPortValid: port names and numbers are admitted; a number written as a string selects the
-// same servers as the number (OpenShift compares both with the endpoint's port number).
+// same servers as the number (OpenShift compares both with the endpoint's port number), and neither
+// selects through the Service's ports.
 func TestTargetPortValid(t *testing.T) {
 	tests := []struct {
 		tp      intstr.IntOrString
@@ -32,8 +33,8 @@ func TestTargetPortValid(t *testing.T) {
 		{intstr.FromString("http"), 1},
 		{intstr.FromInt32(8080), 1},
 		{intstr.FromString("8080"), 1},
-		{intstr.FromInt32(80), 1}, // the Service port 80 selects slice ports named "http"
-		{intstr.FromString("80"), 1},
+		{intstr.FromInt32(80), 0}, // the Service's port number: as in OpenShift, only endpoint ports count
+		{intstr.FromString("80"), 0},
 		{intstr.FromString("a-1-b"), 0},
 		{intstr.FromString("abcdefghijklmno"), 0}, // 15 characters
 		{intstr.FromString("65535"), 0},

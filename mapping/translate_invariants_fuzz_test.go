@@ -110,7 +110,7 @@ type renderCheck struct {
 	infos  []model.RouteInfo              // admitted Routes
 	byName map[string]*model.Backend      // model backends
 	certOf map[string][]model.RouteInfo   // admitted Routes by certificate name
-	addrs  map[string]map[netip.Addr]bool // endpoint addresses of the input by namespace
+	addrs  map[string]map[netip.Addr]bool // endpoint addresses (and idled Services' cluster IPs) of the input by namespace
 }
 
 func newRenderCheck(t fatalT, in mapping.Input, opts mapping.Options, cfg *model.Config, files []render.File) *renderCheck {
@@ -126,16 +126,25 @@ func newRenderCheck(t fatalT, in mapping.Input, opts mapping.Options, cfg *model
 	for _, b := range cfg.Backends {
 		c.byName[b.Name] = b
 	}
+	addAddr := func(ns, a string) {
+		if addr, err := netip.ParseAddr(a); err == nil {
+			if c.addrs[ns] == nil {
+				c.addrs[ns] = map[netip.Addr]bool{}
+			}
+			c.addrs[ns][addr] = true
+		}
+	}
 	for _, s := range in.EndpointSlices {
 		for _, ep := range s.Endpoints {
 			for _, a := range ep.Addresses {
-				if addr, err := netip.ParseAddr(a); err == nil {
-					if c.addrs[s.Namespace] == nil {
-						c.addrs[s.Namespace] = map[netip.Addr]bool{}
-					}
-					c.addrs[s.Namespace][addr] = true
-				}
+				addAddr(s.Namespace, a)
 			}
+		}
+	}
+	// An idled Service is served at its cluster IP.
+	for _, s := range in.Services {
+		if s.Annotations[mapping.AnnotationIdledAt] != "" {
+			addAddr(s.Namespace, s.Spec.ClusterIP)
 		}
 	}
 	c.checkRouteInfos()
@@ -437,8 +446,7 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 		terminated := ri.Termination == string(routev1.TLSTerminationEdge) || ri.Termination == string(routev1.TLSTerminationReencrypt)
 		switch m {
 		case model.MapHTTP:
-			plain := ri.Termination == "" || ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyAllow) ||
-				ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyRedirect)
+			plain := ri.Termination == "" || (terminated && ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyAllow))
 			if plain && value == ri.Backend && slices.Contains(hostPathKeys(ri.Host, ri.Path), key) {
 				return true
 			}
@@ -447,7 +455,8 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 				return true
 			}
 		case model.MapHTTPRedirect:
-			if ri.Termination != "" && ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyRedirect) && key == ri.Backend && value == "1" {
+			redirects := ri.Termination != "" && ri.InsecurePolicy == string(routev1.InsecureEdgeTerminationPolicyRedirect)
+			if (value == "1") == redirects && (value == "1" || value == "0") && slices.Contains(hostPathKeys(ri.Host, ri.Path), key) {
 				return true
 			}
 		case model.MapTCP:

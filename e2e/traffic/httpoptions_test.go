@@ -287,21 +287,51 @@ func tlsProbe(t *testing.T, f *fixture, r *testbed.StaticHAProxy) {
 	}
 }
 
-// spoofedSSLHeaders are X-SSL* headers a client sends to pose as the holder of a client certificate.
+// spoofedSSLHeaders are X-SSL* headers a client sends to pose as the holder of a client certificate:
+// the twelve OpenShift's router removes (haproxy-config.template, "Strip off X-SSL* headers").
 var spoofedSSLHeaders = http.Header{
-	"X-Ssl":                 {"1"},
-	"X-Ssl-Client-Cn":       {"admin"},
-	"X-Ssl-Client-Verify":   {"0"},
-	"X-Ssl-Client-Dn":       {"/CN=admin"},
-	"X-Ssl-Client-Der":      {"MIIB"},
-	"X-Ssl-Client-Subject":  {"CN=admin"},
-	"X-Ssl-Issuer":          {"/CN=trusted CA"},
-	"X-Ssl-Client-Notafter": {"991231235959Z"},
+	"X-Ssl":                  {"1"},
+	"X-Ssl-Client-Cn":        {"admin"},
+	"X-Ssl-Client-Der":       {"MIIB"},
+	"X-Ssl-Client-Dn":        {"/CN=admin"},
+	"X-Ssl-Client-Notafter":  {"991231235959Z"},
+	"X-Ssl-Client-Notbefore": {"200101000000Z"},
+	"X-Ssl-Client-Sha1":      {"00112233"},
+	"X-Ssl-Client-Serial":    {"01"},
+	"X-Ssl-Client-Subject":   {"CN=admin"},
+	"X-Ssl-Client-Verify":    {"0"},
+	"X-Ssl-Client-Version":   {"3"},
+	"X-Ssl-Issuer":           {"/CN=trusted CA"},
 }
 
-// TestClientSSLHeaderFilter: by default (ROUTER_MUTUAL_TLS_HEADER_FILTER unset, i.e. true) the X-SSL*
-// headers a client sends never reach the backend, over HTTP or through edge termination; with
-// ROUTER_MUTUAL_TLS_HEADER_FILTER=false they do.
+// noSNIGet sends a GET for / with Host host and the header h over TLS without SNI (so through
+// fe_no_sni), and returns what the echo server received.
+func noSNIGet(t *testing.T, r *testbed.StaticHAProxy, host string, h http.Header) echoed {
+	t.Helper()
+	var lines []string
+	for name, vs := range h {
+		for _, v := range vs {
+			lines = append(lines, name+": "+v)
+		}
+	}
+	cfg := &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}} //nolint:gosec // no SNI: the default certificate answers
+	raw, err := rawExchange(net.JoinHostPort("127.0.0.1", strconv.Itoa(r.Options.HTTPSPort)), nil, cfg, rawRequest(host, "/", lines...))
+	if err != nil {
+		t.Fatalf("GET / without SNI: %v", err)
+	}
+	resp, body, err := parseRaw(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET / without SNI: status %d, want 200 (body %q)", resp.StatusCode, body)
+	}
+	return decodeEcho(t, "GET / without SNI", body)
+}
+
+// TestClientSSLHeaderFilter: by default (ROUTER_MUTUAL_TLS_HEADER_FILTER unset, i.e. true) the
+// twelve X-SSL* headers a client sends never reach the backend, over HTTP, through edge termination
+// with SNI and without (the three HTTP frontends); with ROUTER_MUTUAL_TLS_HEADER_FILTER=false they do.
 func TestClientSSLHeaderFilter(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -318,15 +348,20 @@ func TestClientSSLHeaderFilter(t *testing.T) {
 			r := f.startRouterOpts(t, envOptions(t, tc.env))
 			h := spoofedSSLHeaders.Clone()
 			h.Set("X-Innocent", "kept")
-			for _, u := range optionsURLs {
-				resp, err := r.Client.Do(http.MethodGet, u, h)
-				if err != nil {
-					t.Fatal(err)
+			for _, u := range append(slices.Clone(optionsURLs), "https (no SNI)") {
+				var got http.Header
+				if u == "https (no SNI)" {
+					got = noSNIGet(t, r, "secure.opts.example.com", h).Header
+				} else {
+					resp, err := r.Client.Do(http.MethodGet, u, h)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if resp.Status != http.StatusOK {
+						t.Fatalf("GET %s: status %d, want 200 (body %q)", u, resp.Status, resp.Body)
+					}
+					got = decodeEcho(t, u, resp.Body).Header
 				}
-				if resp.Status != http.StatusOK {
-					t.Fatalf("GET %s: status %d, want 200 (body %q)", u, resp.Status, resp.Body)
-				}
-				got := decodeEcho(t, u, resp.Body).Header
 				if got.Get("X-Innocent") != "kept" {
 					t.Errorf("GET %s: the backend did not receive X-Innocent", u)
 				}

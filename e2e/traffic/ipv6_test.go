@@ -117,9 +117,9 @@ func TestIPv6Listeners(t *testing.T) {
 								tc.mode, addr, resp.StatusCode, who(resp.Header.Get(echoHeaderBackend)), body)
 						}
 						e := decodeEcho(t, addr, body)
-						forwarded := fmt.Sprintf(`for=%s;host="%s";proto=%s`, c.ip, host, proto)
+						forwarded := fmt.Sprintf(`for=%s;host=%s;proto=%s`, c.ip, host, proto)
 						if c.ip == "::1" {
-							forwarded = fmt.Sprintf(`for="[::1]";host="%s";proto=%s`, host, proto)
+							forwarded = fmt.Sprintf(`for="[::1]";host=%s;proto=%s`, host, proto)
 						}
 						if got := e.Header.Get("X-Forwarded-For"); got != c.ip {
 							t.Errorf("the backend received X-Forwarded-For %q, want %q", got, c.ip)
@@ -188,9 +188,9 @@ func TestIPv6ProxyProtocol(t *testing.T) {
 			}
 			e := decodeEcho(t, tc.name, body)
 			ip := tc.src.Addr().String()
-			forwarded := fmt.Sprintf(`for=%s;host="%s";proto=%s`, ip, host, proto)
+			forwarded := fmt.Sprintf(`for=%s;host=%s;proto=%s`, ip, host, proto)
 			if tc.src.Addr().Is6() {
-				forwarded = fmt.Sprintf(`for="[%s]";host="%s";proto=%s`, ip, host, proto)
+				forwarded = fmt.Sprintf(`for="[%s]";host=%s;proto=%s`, ip, host, proto)
 			}
 			for name, want := range map[string]string{
 				"X-Forwarded-For":  ip,

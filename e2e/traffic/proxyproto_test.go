@@ -102,7 +102,7 @@ func TestProxyProtocol(t *testing.T) {
 			ip := tc.src.Addr().String()
 			want := map[string]string{
 				"X-Forwarded-For":   ip,
-				"Forwarded":         fmt.Sprintf(`for=%s;host="%s";proto=%s`, ip, host, proto),
+				"Forwarded":         fmt.Sprintf(`for=%s;host=%s;proto=%s`, ip, host, proto),
 				"X-Forwarded-Port":  strconv.Itoa(int(tc.dstPort)),
 				"X-Forwarded-Proto": proto,
 			}

@@ -96,9 +96,8 @@ var rows = []Row{
 		Note: "Admit Routes with `wildcardPolicy: Subdomain`. `--allow-wildcard-routes` overrides it.",
 	},
 	{
-		Kind: EnvVar, Name: "ROUTER_BACKEND_CHECK_INTERVAL", Default: "`5000ms`", Status: Different, OperatorSets: true,
-		Note: "Health-check interval of servers in backends with more than one endpoint, as in the stock router. " +
-			"haroute also sets each backend's `timeout check` to the interval, where the stock router keeps 5000ms, so that a check never outlives its interval.",
+		Kind: EnvVar, Name: "ROUTER_BACKEND_CHECK_INTERVAL", Default: "`5000ms`", Status: Supported, OperatorSets: true,
+		Note: "Health-check interval (`check inter`) of servers in backends with more than one endpoint; each backend keeps `timeout check 5000ms` whatever the interval, as in the stock router.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_BACKEND_PROCESS_ENDPOINTS", Default: "unset", Status: NotSupported,
@@ -430,7 +429,9 @@ var rows = []Row{
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_SET_FORWARDED_HEADERS", Default: "`append`", Status: Supported, OperatorSets: true,
-		Note: "Default policy for `X-Forwarded-*` and `Forwarded`: append, replace, if-none or never; the `set-forwarded-headers` annotation overrides it per Route.",
+		Note: "Default policy for `X-Forwarded-*` and `Forwarded`: append, replace, if-none or never; the `set-forwarded-headers` annotation overrides it per Route. " +
+			"`Forwarded` is the stock router's, byte for byte (`for=` with an IPv6 address bracketed and quoted, `host=` unquoted, `proto=`), " +
+			"except that a Host holding characters no host name, address or port has (`;`, `=`, `,`, quotes...; a wildcard Route serves any first label) is quoted, so that it cannot add parameters or elements of its own.",
 	},
 	{
 		Kind: EnvVar, Name: "ROUTER_SLOWLORIS_HTTP_KEEPALIVE", Default: "`300s`", Status: Supported, OperatorSets: true,
@@ -589,8 +590,8 @@ var rows = []Row{
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/ip_allowlist", Default: "unset (every address)", Status: Different,
-		Note: "Source addresses and networks allowed to reach the Route. haroute refuses others with a 403 on HTTP Routes, where the stock router drops the connection; " +
-			"an invalid entry rejects the Route, where the stock router skips it (and, when none is valid, lets everyone in); at most 1000 entries.",
+		Note: "Source addresses and networks allowed to reach the Route; any other client has its connection closed without an answer, as in the stock router (`tcp-request content reject`). " +
+			"Deliberately different: an invalid entry rejects the Route, where the stock router skips it (and, when none is valid, lets everyone in); at most 1000 entries.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/ip_whitelist", Default: "unset (every address)", Status: Different,
@@ -601,42 +602,48 @@ var rows = []Row{
 		Note: "`maxconn` on each of the Route's servers; `0` or an invalid value rejects the Route.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections", Default: "`false`", Status: Supported,
-		Note: "Turns the per-source rate limits below on (a stick table per backend).",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections", Default: "`false`", Status: Different,
+		Note: "Turns the per-source rate limits below on (a stick table per backend, with the stock router's size, expiry and counters). " +
+			"Deliberately different: the table is of type `ipv6`, which holds IPv4 clients as the stock router's `ip` table does and IPv6 clients too, which the stock router never limits.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.concurrent-tcp", Default: "unset (no limit)", Status: Different,
-		Note: "Concurrent connections per source address. haroute refuses a connection above the limit, the stock router at the limit, so haroute admits one more; an invalid value rejects the Route.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.concurrent-tcp", Default: "unset (no limit)", Status: Supported,
+		Note: "Concurrent connections (on HTTP Routes, requests in flight) per source address: as in the stock router, the connection that reaches the limit is closed without an answer, so N admits N-1. " +
+			"`0` or an invalid value rejects the Route (the stock router refuses every connection, or sets no limit).",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-http", Default: "unset (no limit)", Status: Different,
-		Note: "HTTP requests per source address in 10s. haroute answers the requests above the limit with 403, where the stock router drops the connection once the limit is reached.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-http", Default: "unset (no limit)", Status: Supported,
+		Note: "HTTP requests per source address in 10s: as in the stock router, once the limit is reached the next request's connection is closed without an answer. Not on passthrough Routes. " +
+			"`0` or an invalid value rejects the Route.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-tcp", Default: "unset (no limit)", Status: Different,
-		Note: "New connections per source address in 3s. haroute refuses above the limit, the stock router at it, so haroute admits one more.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-tcp", Default: "unset (no limit)", Status: Supported,
+		Note: "New connections (on HTTP Routes, requests) per source address in 3s: as in the stock router, the connection that reaches the limit is closed without an answer, so N admits N-1. " +
+			"`0` or an invalid value rejects the Route.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rewrite-target", Default: "unset", Status: Supported,
-		Note: "Replaces the Route's path prefix in the request path before it reaches the backend.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rewrite-target", Default: "unset", Status: Different,
+		Note: "Replaces the Route's path (as written) in the request path before it reaches the backend, as the stock router does: the \"/\" after it too only for the target `/`, " +
+			"and the stock router's syntax (unescaped quotes removed, `\\'` a quote, `#` ending the value and dropping the rest of the path, `%%` one `%`); single quotes in the path and the target are escaped as the stock router escapes them. " +
+			"Deliberately different: the Route's path is matched literally, where the stock router puts it in the regular expression as it is (a path with `.`, `+`, `(`... matches other paths, or none, or shifts the rest); " +
+			"a target that does not decode to a path (whitespace, a backslash left as an escape or back-reference, `%[`) rejects the Route, where the stock router renders it.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/set-forwarded-headers", Default: "ROUTER_SET_FORWARDED_HEADERS", Status: Supported,
 		Note: "The Route's own `X-Forwarded-*`/`Forwarded` policy; an invalid value rejects the Route.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout", Default: "ROUTER_DEFAULT_SERVER_TIMEOUT", Status: Different,
-		Note: "`timeout server` of the Route's backend. On passthrough Routes the stock router makes it the backend's `timeout tunnel` when `timeout-tunnel` is not set; " +
-			"haroute sets `timeout server` there too, which the tunnel timeout overrides once the connection is established.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout", Default: "ROUTER_DEFAULT_SERVER_TIMEOUT", Status: Supported,
+		Note: "`timeout server` of the Route's backend; on a passthrough Route, as in the stock router, its `timeout tunnel` when `timeout-tunnel` is not set (a passthrough connection is a tunnel from its start).",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout-tunnel", Default: "ROUTER_DEFAULT_TUNNEL_TIMEOUT", Status: Supported,
-		Note: "`timeout tunnel` of the Route's backend (WebSockets, passthrough).",
+		Note: "`timeout tunnel` of the Route's backend (WebSockets, passthrough); on a passthrough Route it wins over `timeout`.",
 	},
 	{
-		Kind: Annotation, Name: "idling.alpha.openshift.io/idled-at", Default: "unset", Status: NotSupported,
-		Note: "On a Service: it was idled. The stock router then sends its Route's traffic to the Service's cluster IP so that the idler can wake the pods. " +
-			"Not implemented: an idled Service has no endpoints, so haroute answers 503.",
+		Kind: Annotation, Name: "idling.alpha.openshift.io/idled-at", Default: "unset", Status: Supported,
+		Note: "On a Service: it was idled. While its EndpointSlices hold no ready address, its Routes' traffic goes to the Service's cluster IP and ports (no health check), where the platform wakes the pods, as in the stock router; " +
+			"a server added and removed at runtime like an endpoint. The cluster IP passes the same address checks as an endpoint.",
 	},
 	{
 		Kind: Annotation, Name: "router.openshift.io/cookie-same-site", Default: "`None` (edge and reencrypt without `Allow`)", Status: Supported,
@@ -652,7 +659,8 @@ var rows = []Row{
 	},
 	{
 		Kind: Annotation, Name: "router.openshift.io/haproxy.health.check.interval", Default: "ROUTER_BACKEND_CHECK_INTERVAL", Status: Different,
-		Note: "Health-check interval of the Route's servers. haroute also sets the backend's `timeout check` to it (see ROUTER_BACKEND_CHECK_INTERVAL) and refuses intervals below 100ms.",
+		Note: "Health-check interval of the Route's servers (`check inter`, only with more than one endpoint; `timeout check` stays 5000ms), as in the stock router. " +
+			"Deliberately different: an interval below 100ms is ignored with a warning (the router's interval applies), so that no tenant can start a check storm against its pods.",
 	},
 	{
 		Kind: Annotation, Name: "router.openshift.io/pool-size", Default: "ROUTER_BLUEPRINT_ROUTE_POOL_SIZE", Status: NotSupported,
@@ -669,7 +677,7 @@ var rows = []Row{
 	},
 	{
 		Kind: RouteField, Name: "spec.host", Default: "generated (ROUTER_SUBDOMAIN)", Status: Supported,
-		Note: "The host served, in lower case. haroute wants a DNS-1123 name, so a host the API server admits only with `route.openshift.io/allow-non-dns-compliant-host` is rejected.",
+		Note: "The host served. As in the stock router it must be a DNS-1123 name as written: a host with upper-case letters is rejected (`InvalidHost`), and so is one the API server admits only with `route.openshift.io/allow-non-dns-compliant-host`.",
 	},
 	{
 		Kind: RouteField, Name: "spec.httpHeaders.actions.request", Default: "none", Status: Different,
@@ -690,7 +698,8 @@ var rows = []Row{
 	},
 	{
 		Kind: RouteField, Name: "spec.port.targetPort", Default: "none (every port of the endpoints)", Status: Supported,
-		Note: "Endpoint port, by name or number; haroute rejects a value that can match no port.",
+		Note: "Endpoint port, by name or number, as in the stock router: only the endpoints' ports count, so a Service's own port number (or a Service port's targetPort name) selects no server. " +
+			"haroute rejects a value that can match no port (not a port name or a number in 1-65535), which the stock router admits without servers.",
 	},
 	{
 		Kind: RouteField, Name: "spec.subdomain", Default: "none", Status: Supported,
@@ -716,8 +725,9 @@ var rows = []Row{
 	},
 	{
 		Kind: RouteField, Name: "spec.tls.insecureEdgeTerminationPolicy", Default: "`None`", Status: Different,
-		Note: "Plain-HTTP requests: refused, allowed or redirected to https. haroute decides after choosing the most specific Route of the request, " +
-			"where the stock router redirects whenever any redirecting Route of the host matches, even when a more specific plain-HTTP Route would serve it.",
+		Note: "Plain-HTTP requests: refused, allowed or redirected to https. As in the stock router, the most specific Route of the request, of any kind, decides the redirect before the backend lookup, " +
+			"and the redirect is a 302 to `https://<Host without its port><path>?<query>`. " +
+			"Deliberately different where the stock router is wrong: for an absolute-form or HTTP/2 request haroute's location has the path and query, where the stock router's repeats the whole URI after the host (its `%[url]`).",
 	},
 	{
 		Kind: RouteField, Name: "spec.tls.key", Default: "none", Status: Supported,

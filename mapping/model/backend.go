@@ -119,11 +119,17 @@ type RateLimit struct {
 	RateHTTP      int `json:"rateHTTP,omitempty" yaml:"rateHTTP,omitempty"`
 }
 
-// Rewrite replaces the leading Prefix of the request path with Target.
+// Rewrite replaces the leading Prefix of the request path with Target, as OpenShift's
+// haproxy.router.openshift.io/rewrite-target does.
 type Rewrite struct {
-	// Prefix is the Route path without its trailing slash.
+	// Prefix is the Route's path as written ("" for none).
 	Prefix string `json:"prefix" yaml:"prefix"`
+	// Target is the literal path put in Prefix's place (the annotation's escapes decoded).
 	Target string `json:"target" yaml:"target"`
+	// SlashOptional: a "/" right after Prefix is replaced too (OpenShift: the target is exactly "/").
+	SlashOptional bool `json:"slashOptional,omitempty" yaml:"slashOptional,omitempty"`
+	// DropRest: the rest of the request path is dropped (OpenShift: the annotation held a '#').
+	DropRest bool `json:"dropRest,omitempty" yaml:"dropRest,omitempty"`
 }
 
 // BackendTLS describes TLS from HAProxy to the servers of a reencrypt backend.

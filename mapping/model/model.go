@@ -64,7 +64,9 @@ const (
 	MapHTTP = "os_http_be.map"
 	// MapEdgeReencrypt maps TLS-terminated requests (host+path) to edge and reencrypt backends.
 	MapEdgeReencrypt = "os_edge_reencrypt_be.map"
-	// MapHTTPRedirect lists the backends whose plain-HTTP requests are redirected to https.
+	// MapHTTPRedirect maps the host+path keys of every Route to "1" when its plain-HTTP requests are
+	// redirected to https, "0" otherwise: the most specific Route of a request decides, before and
+	// whatever the backend lookup in MapHTTP, as in OpenShift.
 	MapHTTPRedirect = "os_route_http_redirect.map"
 	// MapTCP maps an SNI host name to a passthrough backend (or to be_sni for a terminated host that
 	// would otherwise fall under a wildcard passthrough Route).

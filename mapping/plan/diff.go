@@ -34,9 +34,10 @@ import (
 //     stays in maint), then weight, state and health-check changes (EnableHealth, DisableHealth) of
 //     kept servers, then removals (SetServerState maint, DelServer). Servers go in before any map entry
 //     can point at them, and a backend loses servers only after it has its new ones.
-//  4. Map entries: every add and set across all maps, os_route_http_redirect.map first (a Route
-//     never serves plain HTTP before its redirect is in place); then every delete across all maps,
-//     os_route_http_redirect.map last (a Route stops being selected before its redirect goes).
+//  4. Map entries: every add and set across all maps, then every delete across all maps; within
+//     each, haroute_forwarded.map and os_route_http_redirect.map's entries go where no request can
+//     meet a state worse than before or after (see mapOps): a redirect ("1") is in before the map
+//     changes it guards and goes after them, a "0" the other way round.
 //  5. Server removals (maint, del) of backends that lose their Route (released spares, retired
 //     backends): after the map deletes, so nothing selects a backend while it empties.
 //  6. DelCrtListEntry + DelCertificate for removed certificates, then DelCAFile for removed CA files

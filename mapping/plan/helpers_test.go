@@ -257,11 +257,14 @@ func reasonKinds(p plan.Plan) []plan.ReasonKind {
 	return out
 }
 
-// opPhase returns the ordering group of an op in a plan towards next (see Diff): 1 CA sets,
-// 2 certificate stores, 3 crt-list changes, 4 server ops of backends with a Route, 5 map adds and
-// sets of the redirect map, 6 those of the other maps, 7 map deletes of the other maps, 8 those of the
-// redirect map, 9 server removals of backends without a Route, 10 crt-list and certificate removals,
-// 11 CA file removals.
+// opPhase returns the ordering group of an op in a plan towards next (see Diff and mapOps): 1 CA
+// sets, 2 certificate stores, 3 crt-list changes, 4 server ops of backends with a Route, 5 map adds
+// and sets of haroute_forwarded.map and of redirecting ("1") entries of the redirect map, 6 those of
+// the other maps, 7 those of "0" entries of the redirect map, 8 map deletes of the lookup maps, 9
+// those of haroute_forwarded.map, 10 server removals of backends without a Route, 11 crt-list and
+// certificate removals, 12 CA file removals. A delete of the redirect map returns redirectDel: it
+// goes anywhere among the map deletes (before or after the lookup maps' as its old value says),
+// after every add.
 func opPhase(op plan.Op, next *model.Config, removedCert map[string]bool) int {
 	routed := func(backend string) bool { b := next.Backend(backend); return b != nil && b.Route != "" }
 	switch o := op.(type) {
@@ -275,7 +278,7 @@ func opPhase(op plan.Op, next *model.Config, removedCert map[string]bool) int {
 		return 3
 	case plan.DelCrtListEntry:
 		if removedCert[o.Cert] {
-			return 10
+			return 11
 		}
 		return 3
 	case plan.AddServer:
@@ -286,33 +289,45 @@ func opPhase(op plan.Op, next *model.Config, removedCert map[string]bool) int {
 		if routed(o.Backend) {
 			return 4
 		}
-		return 9
+		return 10
 	case plan.DelServer:
 		if routed(o.Backend) {
 			return 4
 		}
-		return 9
-	case plan.AddMapEntry:
-		if attributeMap(o.Map) {
-			return 5
-		}
-		return 6
-	case plan.SetMapEntry:
-		if attributeMap(o.Map) {
-			return 5
-		}
-		return 6
-	case plan.DelMapEntry:
-		if attributeMap(o.Map) {
-			return 8
-		}
-		return 7
-	case plan.DelCertificate:
 		return 10
-	case plan.DelCAFile:
+	case plan.AddMapEntry:
+		return mapAddPhase(o.Map, o.Value)
+	case plan.SetMapEntry:
+		return mapAddPhase(o.Map, o.Value)
+	case plan.DelMapEntry:
+		switch o.Map {
+		case model.MapHTTPRedirect:
+			return redirectDel
+		case model.MapForwardedHeaders, model.MapCookieSameSite, model.MapHeaderValues:
+			return 9
+		}
+		return 8
+	case plan.DelCertificate:
 		return 11
+	case plan.DelCAFile:
+		return 12
 	}
 	return 0
+}
+
+// redirectDel is opPhase's answer for a delete of the redirect map: any phase from 7 to 9.
+const redirectDel = -1
+
+// mapAddPhase is opPhase for a map add or set.
+func mapAddPhase(m, value string) int {
+	switch {
+	case m == model.MapForwardedHeaders, m == model.MapCookieSameSite, m == model.MapHeaderValues,
+		m == model.MapHTTPRedirect && value == "1":
+		return 5
+	case m == model.MapHTTPRedirect:
+		return 7
+	}
+	return 6
 }
 
 // checkOrder fails unless the ops of a plan towards next come in Diff's order: phases never go back,
@@ -329,6 +344,13 @@ func checkOrder(t testing.TB, ops []plan.Op, next *model.Config) {
 	phase, lastBackend := 0, ""
 	for i, op := range ops {
 		p := opPhase(op, next, removedCert)
+		if p == redirectDel {
+			if phase > 9 {
+				t.Fatalf("op %d (%s): a redirect map delete after phase %d:\n%s", i, op, phase, opsText(ops))
+			}
+			phase = max(phase, 8) // no add may follow a delete
+			continue
+		}
 		if p == 0 || p < phase {
 			t.Fatalf("op %d (%s) in phase %d after phase %d:\n%s", i, op, p, phase, opsText(ops))
 		}
@@ -336,7 +358,7 @@ func checkOrder(t testing.TB, ops []plan.Op, next *model.Config) {
 			lastBackend = ""
 		}
 		phase = p
-		if p == 4 || p == 9 {
+		if p == 4 || p == 10 {
 			b := ""
 			switch o := op.(type) {
 			case plan.AddServer:
@@ -358,10 +380,4 @@ func checkOrder(t testing.TB, ops []plan.Op, next *model.Config) {
 			lastBackend = b
 		}
 	}
-}
-
-// attributeMap reports whether a map holds how a backend's requests are handled (keyed by backend
-// name): its entries go in before the lookup maps' and out after them.
-func attributeMap(name string) bool {
-	return name == model.MapHTTPRedirect || name == model.MapForwardedHeaders || name == model.MapCookieSameSite || name == model.MapHeaderValues
 }

@@ -1,7 +1,6 @@
 package plan_test
 
 import (
-	"slices"
 	"testing"
 
 	routev1 "github.com/openshift/api/route/v1"
@@ -79,26 +78,54 @@ func runtimePlan(t *testing.T, from, to mapping.Input) plan.Plan {
 	return p
 }
 
+// isRedirectSet matches an add or set of the redirect map writing value.
+func isRedirectSet(value string) func(plan.Op) bool {
+	return func(op plan.Op) bool {
+		switch o := op.(type) {
+		case plan.AddMapEntry:
+			return o.Map == model.MapHTTPRedirect && o.Value == value
+		case plan.SetMapEntry:
+			return o.Map == model.MapHTTPRedirect && o.Value == value
+		}
+		return false
+	}
+}
+
+// TestOrderRedirectAroundHTTPMap: the redirect map's entries go where no request meets a state
+// worse than before or after: a redirect is in before the entries it guards and goes after them, a
+// "0" (a Route that does not redirect) the other way round.
 func TestOrderRedirectAroundHTTPMap(t *testing.T) {
 	c := loadCerts(t)
 	in := baseInput(c)
 	r := newRoute("app", "redir", "redir.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyRedirect))
 	add := runtimePlan(t, in, withRoute(in, r))
-	before(t, add.Ops, "redirect entry before the plain-HTTP entry", isMapAdd(model.MapHTTPRedirect), isMapAdd(model.MapHTTP))
+	before(t, add.Ops, "redirect entry before the edge entry", isRedirectSet("1"), isMapAdd(model.MapEdgeReencrypt))
 	del := runtimePlan(t, withRoute(in, r), in)
-	before(t, del.Ops, "plain-HTTP entry removed before the redirect", isMapDel(model.MapHTTP), isMapDel(model.MapHTTPRedirect))
+	before(t, del.Ops, "edge entry removed before the redirect", isMapDel(model.MapEdgeReencrypt), isMapDel(model.MapHTTPRedirect))
 
-	// A policy flip from Allow to Redirect adds the redirect, and the cookie's Secure and SameSite
-	// (OpenShift's cookie of a Route served on plain HTTP has neither); nothing else changes in the
-	// HTTP map: the same backend serves both.
+	// Allow → Redirect: the cookie's Secure and SameSite (an attribute, first: OpenShift's cookie of a
+	// Route served on plain HTTP has neither), the redirect set before the plain-HTTP entry goes; and
+	// back: the plain-HTTP entry is in before the redirect is unset, and the attributes go last.
 	allow := newRoute("app", "redir", "redir.example.com", 10, withService("s-extra"),
 		withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyAllow))
 	flip := runtimePlan(t, withRoute(in, allow), withRoute(in, r))
-	if len(flip.Ops) != 2 || !slices.ContainsFunc(flip.Ops, isMapAdd(model.MapHTTPRedirect)) ||
-		!slices.ContainsFunc(flip.Ops, isMapAdd(model.MapCookieSameSite)) {
-		t.Fatalf("Allow → Redirect: want one redirect add and one cookie attribute add:\n%s", opsText(flip.Ops))
+	if len(flip.Ops) != 3 || !isMapAdd(model.MapCookieSameSite)(flip.Ops[0]) || !isRedirectSet("1")(flip.Ops[1]) || !isMapDel(model.MapHTTP)(flip.Ops[2]) {
+		t.Fatalf("Allow → Redirect: want the cookie attributes, the redirect set, then the plain-HTTP entry removed:\n%s", opsText(flip.Ops))
 	}
+	back := runtimePlan(t, withRoute(in, r), withRoute(in, allow))
+	if len(back.Ops) != 3 || !isMapAdd(model.MapHTTP)(back.Ops[0]) || !isRedirectSet("0")(back.Ops[1]) || !isMapDel(model.MapCookieSameSite)(back.Ops[2]) {
+		t.Fatalf("Redirect → Allow: want the plain-HTTP entry added, the redirect unset, then the cookie attributes removed:\n%s", opsText(back.Ops))
+	}
+
+	// A plain Route under the redirecting one: its "0" goes in after its plain-HTTP entry, and out
+	// before it (in between, its requests are redirected, as without it).
+	withRedir := withRoute(in, r)
+	plain := newRoute("app", "redir-api", "redir.example.com", 11, withService("s-extra"), withPath("/api"))
+	under := runtimePlan(t, withRedir, withRoute(withRedir, plain))
+	before(t, under.Ops, "plain-HTTP entries before the redirect's 0", isMapAdd(model.MapHTTP), isRedirectSet("0"))
+	gone := runtimePlan(t, withRoute(withRedir, plain), withRedir)
+	before(t, gone.Ops, "the redirect's 0 removed before the plain-HTTP entries", isMapDel(model.MapHTTPRedirect), isMapDel(model.MapHTTP))
 }
 
 func TestOrderAddsBeforeDeletes(t *testing.T) {
@@ -109,8 +136,9 @@ func TestOrderAddsBeforeDeletes(t *testing.T) {
 		r.Spec.Host, r.Spec.Path = "moved.example.com", "/v2"
 	}))
 	before(t, p.Ops, "map adds before map deletes", isMapAdd(""), isMapDel(""))
-	if n := len(p.Ops); n != 4 {
-		t.Fatalf("want 2 adds and 2 deletes, got:\n%s", opsText(p.Ops))
+	// Two keys each in the plain-HTTP map and the redirect map.
+	if n := len(p.Ops); n != 8 {
+		t.Fatalf("want 4 adds and 4 deletes, got:\n%s", opsText(p.Ops))
 	}
 }
 

@@ -75,12 +75,13 @@ func checkAbsPath(what, p string) error {
 }
 
 // checkQuotedPath returns an error unless s can stand inside single quotes in haproxy.cfg (rewrite
-// prefixes and targets): printable ASCII without whitespace, quotes, '#' or '\\'.
+// prefixes and targets), its single quotes escaped (singleQuoted): printable ASCII without
+// whitespace, double quotes, '#' or '\\'.
 func checkQuotedPath(what, s string) error {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"'#\\", c) >= 0 {
-			return fmt.Errorf("%s %q: contains whitespace, a control character, a quote, '#' or '\\'", what, s)
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"#\\", c) >= 0 {
+			return fmt.Errorf("%s %q: contains whitespace, a control character, a double quote, '#' or '\\'", what, s)
 		}
 	}
 	return nil

@@ -162,13 +162,18 @@ func (f *fixture) model(t testing.TB) *model.Config {
 			)},
 			{Name: model.MapHTTP, Entries: entries(
 				"*.wild.example.com/", wild,
-				"=edge.example.com/shop", edge,
 				"=never.example.com/n", never,
-				"edge.example.com/shop/", edge,
 				"never.example.com/n/", never,
 				"web.example.com/", web,
 			)},
-			{Name: model.MapHTTPRedirect, Entries: entries(edge, "1")},
+			{Name: model.MapHTTPRedirect, Entries: entries(
+				"*.wild.example.com/", "0",
+				"=edge.example.com/shop", "1",
+				"=never.example.com/n", "0",
+				"edge.example.com/shop/", "1",
+				"never.example.com/n/", "0",
+				"web.example.com/", "0",
+			)},
 			{Name: model.MapTCP, Entries: entries(
 				"pass.example.com", pass,
 				"pass6.example.com", passV6,
@@ -184,7 +189,7 @@ func (f *fixture) model(t testing.TB) *model.Config {
 				RateLimit:        &model.RateLimit{ConcurrentTCP: 1000, RateTCP: 1000, RateHTTP: 1000},
 				ForwardedHeaders: "replace",
 				HSTS:             "max-age=31536000;includeSubDomains;preload",
-				Rewrite:          &model.Rewrite{Prefix: "/shop", Target: "/store%41/"},
+				Rewrite:          &model.Rewrite{Prefix: "/shop", Target: "/it's%41"},
 				ServerMaxConn:    100,
 				Servers: []model.Server{
 					target("pod:edge-1:svc:http:" + f.backendAddr + ":" + fmt.Sprint(f.backendPort)),

@@ -365,8 +365,10 @@ func allowlistChunks(addrs []string) ([]string, error) {
 	return out, nil
 }
 
-// rewriteRegexp returns the replace-path regular expression of r: the quoted prefix, then an optional
-// "/" when the target ends in "/" (so "/prefix" and "/prefix/x" both become "<target>x"), then the rest.
+// rewriteRegexp returns the replace-path regular expression of r, for single quotes: the quoted
+// prefix (the Route's path), then an optional "/" when SlashOptional, then the rest as group 1.
+// OpenShift writes the path into the expression unquoted, so a path holding a metacharacter ('.',
+// '+', '(' ...) matches other paths, or no path, or shifts the group; quoted, it matches itself.
 func rewriteRegexp(r *model.Rewrite) (string, error) {
 	if r == nil {
 		return "", errors.New("rewriteRegexp: no rewrite")
@@ -374,14 +376,15 @@ func rewriteRegexp(r *model.Rewrite) (string, error) {
 	if err := checkQuotedPath("rewrite prefix", r.Prefix); err != nil {
 		return "", err
 	}
-	if strings.HasSuffix(r.Target, "/") {
-		return `^` + regexp.QuoteMeta(r.Prefix) + `/?(.*)$`, nil
+	re := `^` + regexp.QuoteMeta(r.Prefix)
+	if r.SlashOptional {
+		re += `/?`
 	}
-	return `^` + regexp.QuoteMeta(r.Prefix) + `(.*)$`, nil
+	return singleQuoted(re + `(.*)$`), nil
 }
 
-// rewriteReplacement returns the replace-path replacement of r: the target followed by the rest of
-// the path (\1), as a log-format string ('%' escaped as "%%").
+// rewriteReplacement returns the replace-path replacement of r, for single quotes: the target as a
+// log-format string ('%' written "%%"), then the rest of the path (\1) unless DropRest.
 func rewriteReplacement(r *model.Rewrite) (string, error) {
 	if r == nil {
 		return "", errors.New("rewriteReplacement: no rewrite")
@@ -389,7 +392,18 @@ func rewriteReplacement(r *model.Rewrite) (string, error) {
 	if err := checkQuotedPath("rewrite target", r.Target); err != nil {
 		return "", err
 	}
-	return strings.ReplaceAll(r.Target, "%", "%%") + `\1`, nil
+	out := strings.ReplaceAll(r.Target, "%", "%%")
+	if !r.DropRest {
+		out += `\1`
+	}
+	return singleQuoted(out), nil
+}
+
+// singleQuoted escapes s for the inside of a single-quoted word of haproxy.cfg, as OpenShift does: a
+// quote becomes quote, backslash, quote, quote (the quoted part ends, an escaped quote follows, and
+// a new quoted part begins).
+func singleQuoted(s string) string {
+	return strings.ReplaceAll(s, `'`, `'\''`)
 }
 
 // word returns s if it can stand unquoted in haproxy.cfg (see checkWord), else an error.

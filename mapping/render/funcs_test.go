@@ -321,25 +321,29 @@ func TestAllowlistChunks(t *testing.T) {
 
 func TestRewrite(t *testing.T) {
 	for _, tc := range []struct {
-		prefix, target, re, repl string
+		r        model.Rewrite
+		re, repl string
 	}{
-		{"/shop", "/store/", `^/shop/?(.*)$`, `/store/\1`},
-		{"/shop", "/store", `^/shop(.*)$`, `/store\1`},
-		{"", "/", `^/?(.*)$`, `/\1`},
-		{"/a.b+c$", "/x%20y/", `^/a\.b\+c\$/?(.*)$`, `/x%%20y/\1`},
+		{model.Rewrite{Prefix: "/shop", Target: "/store/"}, `^/shop(.*)$`, `/store/\1`},
+		{model.Rewrite{Prefix: "/shop", Target: "/", SlashOptional: true}, `^/shop/?(.*)$`, `/\1`},
+		{model.Rewrite{Prefix: "/shop/", Target: "/store"}, `^/shop/(.*)$`, `/store\1`},
+		{model.Rewrite{Prefix: "", Target: "/", SlashOptional: true}, `^/?(.*)$`, `/\1`},
+		{model.Rewrite{Prefix: "/a", Target: "/only", DropRest: true}, `^/a(.*)$`, `/only`},
+		// Metacharacters of the path match themselves; '%' is literal; a quote is written '\''.
+		{model.Rewrite{Prefix: "/a.b+c$", Target: "/x%20y/"}, `^/a\.b\+c\$(.*)$`, `/x%%20y/\1`},
+		{model.Rewrite{Prefix: "/it's", Target: "/a'b"}, `^/it'\''s(.*)$`, `/a'\''b\1`},
 	} {
-		r := &model.Rewrite{Prefix: tc.prefix, Target: tc.target}
-		re, err := rewriteRegexp(r)
+		re, err := rewriteRegexp(&tc.r)
 		if err != nil || re != tc.re {
-			t.Errorf("rewriteRegexp(%q → %q) = %q, %v; want %q", tc.prefix, tc.target, re, err, tc.re)
+			t.Errorf("rewriteRegexp(%+v) = %q, %v; want %q", tc.r, re, err, tc.re)
 		}
-		repl, err := rewriteReplacement(r)
+		repl, err := rewriteReplacement(&tc.r)
 		if err != nil || repl != tc.repl {
-			t.Errorf("rewriteReplacement(%q → %q) = %q, %v; want %q", tc.prefix, tc.target, repl, err, tc.repl)
+			t.Errorf("rewriteReplacement(%+v) = %q, %v; want %q", tc.r, repl, err, tc.repl)
 		}
 	}
-	if _, err := rewriteRegexp(&model.Rewrite{Prefix: "/a'b", Target: "/"}); err == nil {
-		t.Error("rewriteRegexp with a quote: no error")
+	if _, err := rewriteRegexp(&model.Rewrite{Prefix: `/a"b`, Target: "/"}); err == nil {
+		t.Error("rewriteRegexp with a double quote: no error")
 	}
 	if _, err := rewriteReplacement(&model.Rewrite{Prefix: "/a", Target: `/\2`}); err == nil {
 		t.Error("rewriteReplacement with a backslash: no error")

@@ -262,10 +262,11 @@ func TestHAProxyLive(t *testing.T) {
 		}
 	}
 
-	// Redirect policy: plain HTTP to the edge Route is sent to https.
-	resp := get(t, plain, httpURL("/shop/item"), "edge.example.com")
-	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || loc != "https://edge.example.com/shop/item" {
-		t.Errorf("edge over http: status %d Location %q, want 302 to https://edge.example.com/shop/item", resp.StatusCode, loc)
+	// Redirect policy: plain HTTP to the edge Route is sent to https, without the Host's port, with
+	// the query.
+	resp := get(t, plain, httpURL("/shop/item?q=1"), "edge.example.com:80")
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusFound || loc != "https://edge.example.com/shop/item?q=1" {
+		t.Errorf("edge over http: status %d Location %q, want 302 to https://edge.example.com/shop/item?q=1", resp.StatusCode, loc)
 	}
 
 	// Edge Route over TLS: public_ssl → be_sni → fe_sni, the Route's certificate, rewrite, headers.
@@ -280,9 +281,9 @@ func TestHAProxyLive(t *testing.T) {
 		t.Errorf("edge over https: certificate for %v, want edge.example.com", names)
 	}
 	for header, want := range map[string]string{
-		"X-Path":                    "/store%41/item", // rewrite /shop/ → /store%41/ ('%' kept literal)
+		"X-Path":                    "/it's%41/item", // rewrite /shop → /it's%41 ('%' and the quote kept literal)
 		"X-Seen-Proto":              "https",
-		"X-Seen-Forwarded":          `for=127.0.0.1;host="edge.example.com";proto=https`,
+		"X-Seen-Forwarded":          `for=127.0.0.1;host=edge.example.com;proto=https`,
 		"Strict-Transport-Security": "max-age=31536000;includeSubDomains;preload",
 	} {
 		if got := resp.Header.Get(header); got != want {

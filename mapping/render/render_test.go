@@ -96,14 +96,17 @@ func TestRenderFiles(t *testing.T) {
 	}
 
 	if got, want := out["conf/os_http_be.map"], "*.wild.example.com/ be_http:ns1:wild\n"+
-		"=edge.example.com/shop be_edge_http:ns1:edge\n"+
 		"=never.example.com/n be_http:ns1:never\n"+
-		"edge.example.com/shop/ be_edge_http:ns1:edge\n"+
 		"never.example.com/n/ be_http:ns1:never\n"+
 		"web.example.com/ be_http:ns1:web\n"; got != want {
 		t.Errorf("os_http_be.map:\n%s\nwant\n%s", got, want)
 	}
-	if got, want := out["conf/os_route_http_redirect.map"], "be_edge_http:ns1:edge 1\n"; got != want {
+	if got, want := out["conf/os_route_http_redirect.map"], "*.wild.example.com/ 0\n"+
+		"=edge.example.com/shop 1\n"+
+		"=never.example.com/n 0\n"+
+		"edge.example.com/shop/ 1\n"+
+		"never.example.com/n/ 0\n"+
+		"web.example.com/ 0\n"; got != want {
 		t.Errorf("os_route_http_redirect.map: %q, want %q", got, want)
 	}
 	if got, want := out["conf/cert_config.map"], testDir+"/router/certs/ns1:edge.pem [alpn h2,http/1.1] edge.example.com\n"+
@@ -173,7 +176,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 	}
 
 	public := section(t, out, "frontend public")
-	redirect := strings.Index(public, "http-request redirect scheme https if { var(txn.be),map_str(/srv/haproxy/conf/os_route_http_redirect.map) -m found }")
+	redirect := strings.Index(public, "http-request redirect location https://%[req.hdr(host),regsub(:[0-9]+$,,)]%[pathq] code 302 if { var(txn.redir) -m str 1 }")
 	use := strings.Index(public, "use_backend %[var(txn.be)] if { var(txn.be) -m found }")
 	if redirect < 0 || use < 0 || redirect > use {
 		t.Errorf("public: want the redirect before use_backend:\n%s", public)
@@ -208,15 +211,15 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		"backend be_sni":    {"  mode tcp", "  server fe_sni unix@/srv/haproxy/run/haproxy-sni.sock weight 1 send-proxy"},
 		"backend be_no_sni": {"  mode tcp", "  server fe_no_sni unix@/srv/haproxy/run/haproxy-no-sni.sock weight 1 send-proxy"},
 		"backend be_edge_http:ns1:edge": {
-			"  mode http", "  balance roundrobin", "  timeout server 2m", "  timeout tunnel 2h", "  timeout check 2s",
+			"  mode http", "  balance roundrobin", "  timeout server 2m", "  timeout tunnel 2h", "  timeout check 5000ms",
 			"  acl allowlist src 10.1.41.0/24 10.1.42.0/24 10.1.43.0/24 10.1.44.0/24 127.0.0.1 ::1 fd00::/8",
-			"  http-request deny if !allowlist",
+			"  tcp-request content reject if !allowlist",
 			"  stick-table type ipv6 size 100k expire 30s store conn_cur,conn_rate(3s),http_req_rate(10s)",
-			"  tcp-request content track-sc0 src",
-			"  tcp-request content reject if { sc0_conn_cur gt 1000 }",
-			"  tcp-request content reject if { sc0_conn_rate gt 1000 }",
-			"  http-request deny if { sc0_http_req_rate gt 1000 }",
-			`  http-request replace-path '^/shop/?(.*)$' '/store%%41/\1'`,
+			"  tcp-request content track-sc2 src",
+			"  tcp-request content reject if { src_conn_cur ge 1000 }",
+			"  tcp-request content reject if { src_conn_rate ge 1000 }",
+			"  tcp-request content reject if { src_http_req_rate ge 1000 }",
+			`  http-request replace-path '^/shop(.*)$' '/it'\''s%%41\1'`,
 			"  http-response set-header Strict-Transport-Security max-age=31536000;includeSubDomains;preload if { ssl_fc }",
 			".if version_atleast(3.0)",
 			"  cookie edge_cookie insert indirect nocache httponly",
@@ -237,7 +240,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		"backend be_tcp:ns3:pass": {
 			"  mode tcp", "  balance source", "  hash-type consistent", "  timeout tunnel 30m",
 			"  acl allowlist src 127.0.0.0/8", "  tcp-request content reject if !allowlist",
-			"  tcp-request content reject if { sc0_http_req_rate gt 30 }",
+			"  tcp-request content reject if { src_http_req_rate ge 30 }",
 		},
 		"backend be_tcp:ns3:pass6":  {"  server pod:pass6-1:svc:https:::1:5 [::1]:5 id 775271 weight 128 check inter 5000ms"},
 		"backend openshift_default": {"  mode http"},
@@ -385,7 +388,7 @@ serverLine: server pod:edge-1:svc:http:127.0.0.2:8000 127.0.0.2:8000 id 341987 w
 checkInterval: 2s
 forwardedHeaders: replace
 allowlistChunks: 2
-rewrite: ^/shop/?(.*)$ /store%%41/\1
+rewrite: ^/shop(.*)$ /it'\''s%%41\1
 word: be_edge_http:ns1:edge
 paths: /srv/haproxy /srv/haproxy/conf/haproxy.cfg /srv/haproxy/conf /srv/haproxy/run/haproxy.sock /srv/haproxy/run
 tls: /srv/haproxy/conf/default_pub_keys.pem /srv/haproxy/conf/cert_config.map /srv/haproxy/router/certs /srv/haproxy/router/cacerts
@@ -546,7 +549,7 @@ func TestRenderRefusesBadModels(t *testing.T) {
 		"negative rate limit":     func(c *model.Config) { backend(c, edge).RateLimit.RateHTTP = -1 },
 		"negative maxconn server": func(c *model.Config) { backend(c, edge).ServerMaxConn = -1 },
 		"backend forwarded":       func(c *model.Config) { backend(c, edge).ForwardedHeaders = "all" },
-		"rewrite target quote":    func(c *model.Config) { backend(c, edge).Rewrite.Target = "/x'y" },
+		"rewrite target quote":    func(c *model.Config) { backend(c, edge).Rewrite.Target = `/x"y` },
 		"rewrite target newline":  func(c *model.Config) { backend(c, edge).Rewrite.Target = "/x\ny" },
 		"rewrite target empty":    func(c *model.Config) { backend(c, edge).Rewrite.Target = "" },
 		"rewrite prefix relative": func(c *model.Config) { backend(c, edge).Rewrite.Prefix = "shop" },

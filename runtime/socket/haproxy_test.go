@@ -394,6 +394,16 @@ func TestMapsOnHAProxy(t *testing.T) {
 			}
 			wantErr(t, "del map ;", socket.DelMap(ctx, r, m, semi), nil)
 			wantErr(t, "del map ; again", socket.DelMap(ctx, r, m, semi), socket.ErrNotFound)
+			// Quotes are no syntax on the command line: a Route path with a "'" is a key like any.
+			quote := `=shop.example.com/it's`
+			wantErr(t, "add map '", socket.AddMap(ctx, r, m, quote, "be_http"), nil)
+			wantErr(t, "set map '", socket.SetMap(ctx, r, m, quote, "be_default"), nil)
+			entries, _ = socket.ShowMap(ctx, r, m)
+			if !slices.Contains(entries, socket.MapEntry{Key: quote, Value: "be_default"}) {
+				t.Errorf("show map = %+v, want the key %q with value be_default", entries, quote)
+			}
+			wantErr(t, "del map '", socket.DelMap(ctx, r, m, quote), nil)
+			wantErr(t, "del map ' again", socket.DelMap(ctx, r, m, quote), socket.ErrNotFound)
 
 			// ReplaceMap with payloads close to tune.bufsize (32768).
 			var want []socket.MapEntry

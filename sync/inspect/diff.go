@@ -183,8 +183,12 @@ func addMapFacts(out facts, routeOf map[string]string, maps []model.MapFile, ent
 }
 
 // mapFact keys a map entry by the Route it leads to (its value names the Route's backend) or is
-// about (its key names it: the redirect map).
+// about (its key names it: haroute_forwarded.map). The redirect map's entries are keyed by host and
+// path, their values 1 or 0.
 func mapFact(routeOf map[string]string, mapName string, e model.MapEntry) (factKey, string) {
+	if mapName == model.MapHTTPRedirect {
+		return factKey{"", "map " + mapName + " " + e.Key}, "redirect " + e.Value
+	}
 	if id, ok := routeOf[e.Key]; ok {
 		return factKey{id, "map " + mapName + " " + id}, e.Value
 	}

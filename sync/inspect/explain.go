@@ -132,6 +132,16 @@ func (e *explainer) run(req Request) {
 	}
 	e.step(Step{Stage: "request", Detail: fmt.Sprintf("%s, host %q, path %q (Host header lower-cased, port and trailing dot removed)", u.Scheme, host, path)})
 	mapName := model.MapHTTP
+	if u.Scheme == "http" {
+		// As the public frontend: the most specific Route of any kind decides the redirect first.
+		v, entry := e.lookup(model.MapHTTPRedirect, host, path)
+		if v == "1" {
+			e.out.Route = e.routeOfKey(entry)
+			e.out.Verdict = VerdictRedirect
+			e.out.Hint = "the most specific Route of this host and path has insecureEdgeTerminationPolicy Redirect: 302 to https"
+			return
+		}
+	}
 	if u.Scheme == "https" {
 		sni := req.SNI
 		if sni == "" {
@@ -142,7 +152,7 @@ func (e *explainer) run(req Request) {
 		}
 		mapName = model.MapEdgeReencrypt
 	}
-	backend := e.lookup(mapName, host, path)
+	backend, _ := e.lookup(mapName, host, path)
 	if backend == "" {
 		e.out.Verdict = VerdictDefault
 		e.out.Hint = "no Route matches this host and path: the request gets the default backend (503)"
@@ -151,17 +161,30 @@ func (e *explainer) run(req Request) {
 	e.out.Backend = backend
 	e.out.Route = e.routeOf(backend)
 	e.out.Verdict = VerdictServed
-	if u.Scheme == "http" {
-		_, redirect := e.modelStr(model.MapHTTPRedirect, backend)
-		live := e.ask(model.MapHTTPRedirect, backend, "str")
-		st := Step{Stage: "redirect", Detail: "is the backend in " + model.MapHTTPRedirect + " (insecure policy Redirect: 302 to https)?",
-			Model: map[bool]string{true: "1", false: "none"}[redirect], HAProxy: live}
-		st.Disagree = live != "" && live != st.Model
-		e.step(st)
-		if decided(map[bool]string{true: "1"}[redirect], live) != "" {
-			e.out.Verdict = VerdictRedirect
+}
+
+// routeOfKey returns the Route ("ns/name") whose host+path keys include key, "" when none does
+// (docs/matching.md: a path "/x" has "=H/x" and "H/x/", and a Route with path "/x/" owns "H/x/").
+func (e *explainer) routeOfKey(key string) string {
+	found := ""
+	for _, r := range e.cfg.Routes {
+		var keys []string
+		switch {
+		case r.Path == "" || r.Path == "/":
+			keys = []string{r.Host + "/"}
+		case strings.HasSuffix(r.Path, "/"):
+			keys = []string{r.Host + r.Path}
+		default:
+			keys = []string{"=" + r.Host + r.Path, r.Host + r.Path + "/"}
+		}
+		if slices.Contains(keys, key) {
+			found = r.Namespace + "/" + r.Name
+			if strings.HasSuffix(r.Path, "/") {
+				break
+			}
 		}
 	}
+	return found
 }
 
 // tls replays public_ssl (passthrough or termination) and the certificate; true when the request
@@ -187,8 +210,9 @@ func (e *explainer) tls(sni string) bool {
 }
 
 // lookup replays the http-lookup chain on mapName: xkey exact, key longest prefix, then the wildcard
-// keys when the domain has a wildcard Route. It returns the backend, or "".
-func (e *explainer) lookup(mapName, host, path string) string {
+// keys when the domain has a wildcard Route. It returns the value found (a backend, or the redirect
+// map's 1 or 0), or "", and the model's entry that holds it.
+func (e *explainer) lookup(mapName, host, path string) (value, entry string) {
 	key := host + path
 	wkey := wildcardKey(host) + path
 	wild := false
@@ -216,10 +240,10 @@ func (e *explainer) lookup(mapName, host, path string) string {
 		st.Disagree = live != "" && live != orNone(be)
 		e.step(st)
 		if got := decided(be, live); got != "" {
-			return got
+			return got, hit
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // decided is what a step decides: HAProxy's answer when it gave one (it is what happens), else the

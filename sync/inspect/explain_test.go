@@ -42,9 +42,11 @@ func explainFixture() *Snapshot {
 		Maps: []model.MapFile{
 			{Name: model.MapHTTP, Entries: []model.MapEntry{
 				{Key: "=shop.example.com/api", Value: "be_http:a:api"}, {Key: "shop.example.com/", Value: "be_http:a:web"},
-				{Key: "shop.example.com/api/", Value: "be_http:a:api"}, {Key: "*.wild.example.com/", Value: "be_http:a:wild"},
-				{Key: "secure.example.com/", Value: "be_edge_http:a:secure"}}},
-			{Name: model.MapHTTPRedirect, Entries: []model.MapEntry{{Key: "be_edge_http:a:secure", Value: "1"}}},
+				{Key: "shop.example.com/api/", Value: "be_http:a:api"}, {Key: "*.wild.example.com/", Value: "be_http:a:wild"}}},
+			{Name: model.MapHTTPRedirect, Entries: []model.MapEntry{
+				{Key: "=shop.example.com/api", Value: "0"}, {Key: "shop.example.com/", Value: "0"},
+				{Key: "shop.example.com/api/", Value: "0"}, {Key: "*.wild.example.com/", Value: "0"},
+				{Key: "secure.example.com/", Value: "1"}, {Key: "pass.example.com/", Value: "0"}}},
 			{Name: model.MapEdgeReencrypt, Entries: []model.MapEntry{{Key: "secure.example.com/", Value: "be_edge_http:a:secure"}}},
 			{Name: model.MapTCP, Entries: []model.MapEntry{{Key: "pass.example.com", Value: "be_tcp:a:pass"}}},
 			{Name: model.MapWildcardDomain, Entries: []model.MapEntry{{Key: "*.wild.example.com", Value: "1"}}},

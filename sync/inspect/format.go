@@ -140,8 +140,11 @@ func PrintExplanation(w io.Writer, ex Explanation) error {
 			fmt.Fprintf(tw, "\tmodel: %s  %s  HAProxy: %s\n", Cell(st.Model), mark, Cell(st.HAProxy))
 		}
 	}
-	if ex.Backend != "" {
+	switch {
+	case ex.Backend != "":
 		fmt.Fprintf(tw, "Route:\t%s (backend %s)\n", Cell(orDash(ex.Route)), Cell(ex.Backend))
+	case ex.Route != "":
+		fmt.Fprintf(tw, "Route:\t%s\n", Cell(ex.Route))
 	}
 	for _, sv := range ex.Servers {
 		fmt.Fprintf(tw, "  server\t%s %s %s\n", Cell(sv.Name), Cell(sv.Addr), sv.State)

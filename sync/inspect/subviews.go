@@ -254,7 +254,7 @@ func (s *Snapshot) MapsWhere(f Filter) []MapLine {
 	all := f.Namespace == "" && (f.Selector == nil || f.Selector.Empty())
 	var out []MapLine
 	add := func(l MapLine) {
-		// The entry leads to a backend (its value), or is about one (its key: the redirect map).
+		// The entry leads to a backend (its value), or is about one (its key: haroute_forwarded.map).
 		for _, be := range []string{l.Value, l.Live, l.Key} {
 			if r, ok := routeOf[be]; ok {
 				l.Namespace, l.Route = r.Namespace, r.Name
