@@ -128,10 +128,16 @@ func portLockDir() string { return filepath.Join(os.TempDir(), "haroute-test-por
 func reservePort(t testing.TB, p int) bool {
 	t.Helper()
 	dir := portLockDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	// Shared by every user's tests (ports are too), like /tmp: anyone creates files, a lock file is
+	// readable by all, and a read-only descriptor takes the lock.
+	if err := os.Mkdir(dir, 0o755); err == nil {
+		if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+			t.Fatalf("testbed: port locks: %v", err)
+		}
+	} else if !errors.Is(err, os.ErrExist) {
 		t.Fatalf("testbed: port locks: %v", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(p)), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(p)), os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
 		t.Fatalf("testbed: port lock: %v", err)
 	}
