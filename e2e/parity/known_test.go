@@ -108,3 +108,46 @@ func TestKnownMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusCoversTable: every annotation and Route field of the compatibility table is set by some
+// Route (or Service, for the one Service annotation) of the corpus.
+func TestCorpusCoversTable(t *testing.T) {
+	c := Build()
+	used := map[string]bool{"spec.to.kind": true, "spec.to.name": true}
+	for _, s := range c.Services() {
+		for k := range s.Annotations {
+			used[k] = true
+		}
+	}
+	for _, r := range c.Routes() {
+		for k := range r.Annotate {
+			used[k] = true
+		}
+		set := func(field string, ok bool) { used[field] = used[field] || ok }
+		set("spec.alternateBackends", len(r.Alternates) > 0)
+		set("spec.host", r.Host != "")
+		set("spec.subdomain", r.Subdomain != "")
+		set("spec.path", r.Path != "")
+		set("spec.port.targetPort", r.TargetPort != nil)
+		set("spec.to.weight", r.To.Weight != nil)
+		set("spec.wildcardPolicy", r.Wildcard)
+		if h := r.Headers; h != nil {
+			set("spec.httpHeaders.actions.request", len(h.Request) > 0)
+			set("spec.httpHeaders.actions.response", len(h.Response) > 0)
+		}
+		if tls := r.TLS; tls != nil {
+			set("spec.tls.termination", true)
+			set("spec.tls.insecureEdgeTerminationPolicy", tls.Insecure != "")
+			set("spec.tls.certificate", tls.OwnCert)
+			set("spec.tls.key", tls.OwnCert)
+			set("spec.tls.caCertificate", tls.CAChain)
+			set("spec.tls.destinationCACertificate", tls.DestCA)
+			set("spec.tls.externalCertificate.name", tls.External != "")
+		}
+	}
+	for _, row := range compat.Rows() {
+		if (row.Kind == compat.Annotation || row.Kind == compat.RouteField) && !used[row.Name] {
+			t.Errorf("the corpus sets no %s %s: add a Route that does (and, for a new field, teach this test to see it)", row.Kind, row.Name)
+		}
+	}
+}
