@@ -123,10 +123,24 @@ bench: haproxy-versions build iproute2 e2e-bin bench-stock ## haroute beside the
 bench-report: ## regenerate docs/bench.md and its plots (docs/bench/) from the results in BENCH_OUT (e2e/bench/report)
 	$(GO) run ./e2e/bench/report -in $(BENCH_OUT) -out docs
 
+# The differential suite against the stock router (e2e/parity): the stock router (bench-stock's build)
+# and haroute side by side, each with its own HAProxy 3.2, on one API server with the corpus's Routes,
+# the same requests through both, compared field by field. It records the stock router's answers into
+# e2e/parity/testdata/stock-answers.json (commit the change), which TestReplay, in unit and matrix,
+# compares haroute alone with; the report goes to PARITY_OUT (live.txt, live.json).
+PARITY_OUT ?= $(BIN)/parity
+
+.PHONY: parity
+parity: haproxy-versions build iproute2 e2e-bin bench-stock ## haroute beside the stock router on the parity corpus: record the stock answers, report and fail on an unaccepted difference (as root)
+	@mkdir -p $(PARITY_OUT)
+	HAROUTE_BENCH_STOCK=$(abspath $(BENCH_STOCK)) HAROUTE_HAPROXY=$(abspath $(BIN))/haproxy-3.2 \
+		HAROUTE_PARITY_OUT=$(abspath $(PARITY_OUT)) HAROUTE_E2E_BIN=$(abspath $(BIN)) \
+		$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) -v -run '^TestParity$$' ./e2e/parity/live/
+
 # The HAProxy version matrix: bookworm's 2.6 runs everything above; each newer series runs the
 # integration tests and a shorter oracle walk, and 3.2 (OpenShift's default, the official image) the
 # cluster scenarios too.
-MATRIX_PACKAGES := ./runtime/... ./mapping/render/ ./mapping/plan/ ./sync/controller/ ./e2e/traffic/ ./e2e/run/ ./e2e/faults/
+MATRIX_PACKAGES := ./runtime/... ./mapping/render/ ./mapping/plan/ ./sync/controller/ ./e2e/traffic/ ./e2e/run/ ./e2e/faults/ ./e2e/parity/
 MATRIX_ORACLE_STEPS ?= 100
 MATRIX_E2E_SERIES := 3.2
 

@@ -24,7 +24,12 @@ const (
 	// heldQuietRounds bounds the reload intervals waited for the reload count to stop moving.
 	heldQuietRounds = 6
 	heldAPITimeout  = 5 * time.Minute
+	// benchReloadInterval is both routers' reload interval: OpenShift's default.
+	benchReloadInterval = 5 * time.Second
 )
+
+// mib converts kB to MiB.
+func mib(kB int) float64 { return float64(kB) / 1024 }
 
 // heldRouter is what measureHeld needs of a router, stock or haroute.
 type heldRouter struct {

@@ -29,9 +29,7 @@ const (
 	// benchMaxConn is both routers' ROUTER_MAX_CONNECTIONS: HAProxy sizes its fd use from it, and
 	// this machine's fd hard limit is 20,000.
 	benchMaxConn = 4750
-	// benchReloadInterval is both routers' reload interval: OpenShift's default.
-	benchReloadInterval = 5 * time.Second
-	idlePause           = 10 * time.Second
+	idlePause    = 10 * time.Second
 	// servedTimeout is the bound of the wait for a router to serve the workload: the stock router
 	// writes Route status through client-go's default rate limit (5 requests a second).
 	servedTimeoutBase     = 2 * time.Minute

@@ -201,6 +201,4 @@ func scrapeMetrics(t *testing.T, port int, token string) (float64, int) {
 	return time.Since(at).Seconds(), int(n)
 }
 
-func mib(kB int) float64 { return float64(kB) / 1024 }
-
 func ptrTo[T any](v T) *T { return &v }

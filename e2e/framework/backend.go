@@ -26,7 +26,10 @@ const (
 	envBackendAddr = "HAROUTE_E2E_BACKEND_ADDR"
 	envBackendName = "HAROUTE_E2E_BACKEND_NAME"
 	// envBackendTLS is "certfile,keyfile": the backend serves TLS with that key pair.
-	envBackendTLS     = "HAROUTE_E2E_BACKEND_TLS"
+	envBackendTLS = "HAROUTE_E2E_BACKEND_TLS"
+	// envBackendEcho set to 1 makes the backend answer every path with testbed's echo
+	// (testbed.EchoHandler) instead of backendHandler.
+	envBackendEcho    = "HAROUTE_E2E_BACKEND_ECHO"
 	backendReadHeader = 10 * time.Second
 )
 
@@ -37,7 +40,11 @@ func ServeBackendIfAsked() (bool, int) {
 	if addrs == "" {
 		return false, 0
 	}
-	if err := serveBackends(strings.Split(addrs, ","), strings.Split(os.Getenv(envBackendName), ","), os.Getenv(envBackendTLS)); err != nil {
+	handler := backendHandler
+	if os.Getenv(envBackendEcho) == "1" {
+		handler = testbed.EchoHandler
+	}
+	if err := serveBackends(strings.Split(addrs, ","), strings.Split(os.Getenv(envBackendName), ","), os.Getenv(envBackendTLS), handler); err != nil {
 		fmt.Fprintln(os.Stderr, "backend:", err)
 		return true, 1
 	}
@@ -154,8 +161,8 @@ func stream(w http.ResponseWriter, r *http.Request, name string) {
 	}
 }
 
-// serveBackends serves every address until SIGTERM with backendHandler.
-func serveBackends(addrs, names []string, tlsFiles string) error {
+// serveBackends serves every address until SIGTERM with handler.
+func serveBackends(addrs, names []string, tlsFiles string, handler func(name string) http.Handler) error {
 	if len(addrs) != len(names) {
 		return fmt.Errorf("%d addresses but %d names", len(addrs), len(names))
 	}
@@ -180,7 +187,7 @@ func serveBackends(addrs, names []string, tlsFiles string) error {
 		if tlsConfig != nil {
 			l = tls.NewListener(l, tlsConfig)
 		}
-		srv := &http.Server{ReadHeaderTimeout: backendReadHeader, Handler: backendHandler(names[i])}
+		srv := &http.Server{ReadHeaderTimeout: backendReadHeader, Handler: handler(names[i])}
 		servers = append(servers, srv)
 		go func() { done <- srv.Serve(l) }()
 	}

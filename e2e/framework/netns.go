@@ -54,10 +54,29 @@ func (b *Backend) Addr() string { return net.JoinHostPort(b.IP, strconv.Itoa(b.P
 func NewPodNetwork(t *testing.T) *PodNetwork {
 	t.Helper()
 	seq := netnsSeq.Add(1)
+	return newPodNetwork(t, seq, freeSubnet(t, (os.Getpid()+int(seq))%250+1))
+}
+
+// NewPodNetworkAt is NewPodNetwork on 198.18.subnet.0/24, which must be free: a test whose backends
+// need the same addresses on every run (names derived from them, such as the stock router's cookie
+// values) chooses its subnet.
+func NewPodNetworkAt(t *testing.T, subnet int) *PodNetwork {
+	t.Helper()
+	if subnet < 1 || subnet > 254 {
+		t.Fatalf("pod network: subnet %d is not in 1-254", subnet)
+	}
+	if got := freeSubnet(t, subnet); got != subnet {
+		t.Fatalf("pod network: 198.18.%d.0/24 is in use on this machine", subnet)
+	}
+	return newPodNetwork(t, netnsSeq.Add(1), subnet)
+}
+
+// newPodNetwork creates the namespace of sequence number seq on 198.18.subnet.0/24.
+func newPodNetwork(t *testing.T, seq int32, subnet int) *PodNetwork {
+	t.Helper()
 	name := fmt.Sprintf("hr%d%d", os.Getpid()%1000, seq)
-	subnet := freeSubnet(t, (os.Getpid()+int(seq))%250+1)
 	n := &PodNetwork{t: t, Name: name, Subnet: subnet, next: 2}
-	host, peer := name+"h", name+"p"
+	host, peer := n.hostLink(), name+"p"
 	ipRun(t, "netns", "add", name)
 	t.Cleanup(func() {
 		if out, err := ipCmd("netns", "del", name); err != nil {
@@ -93,6 +112,43 @@ func (n *PodNetwork) StartBackends(names ...string) []*Backend {
 
 // StartTLSBackend starts a backend named name that serves HTTPS with the given key pair.
 func (n *PodNetwork) StartTLSBackend(name string, certPEM, keyPEM []byte) *Backend {
+	n.t.Helper()
+	return n.start(n.tlsEnv(certPEM, keyPEM), " (TLS)", name)[0]
+}
+
+// StartEchoBackends is StartBackends with backends that answer every path with testbed's echo
+// (testbed.EchoHandler: the request as received, as JSON).
+func (n *PodNetwork) StartEchoBackends(names ...string) []*Backend {
+	n.t.Helper()
+	return n.start([]string{envBackendEcho + "=1"}, " (echo)", names...)
+}
+
+// StartTLSEchoBackend is StartTLSBackend with a backend that answers every path with testbed's echo.
+func (n *PodNetwork) StartTLSEchoBackend(name string, certPEM, keyPEM []byte) *Backend {
+	t := n.t
+	t.Helper()
+	env := append(n.tlsEnv(certPEM, keyPEM), envBackendEcho+"=1")
+	return n.start(env, " (TLS echo)", name)[0]
+}
+
+// StartEchoBackendAt starts an echo backend named name on ip:port, an address outside the pod
+// subnet that the host routes into the namespace, as kube-proxy makes a Service's cluster IP answer:
+// a router that sends traffic to the cluster IP reaches it.
+func (n *PodNetwork) StartEchoBackendAt(name, ip string, port int) *Backend {
+	t := n.t
+	t.Helper()
+	ipRun(t, "-n", n.Name, "addr", "add", ip+"/32", "dev", n.peer)
+	ipRun(t, "route", "add", ip+"/32", "dev", n.hostLink())
+	t.Cleanup(func() { _, _ = ipCmd("route", "del", ip+"/32", "dev", n.hostLink()) })
+	b := &Backend{Name: name, IP: ip, Port: port}
+	return n.run([]string{envBackendEcho + "=1"}, " (echo)", []*Backend{b})[0]
+}
+
+// hostLink is the host side of the veth pair.
+func (n *PodNetwork) hostLink() string { return n.Name + "h" }
+
+// tlsEnv writes the key pair into files and returns the backend environment that names them.
+func (n *PodNetwork) tlsEnv(certPEM, keyPEM []byte) []string {
 	t := n.t
 	t.Helper()
 	dir := t.TempDir()
@@ -103,7 +159,7 @@ func (n *PodNetwork) StartTLSBackend(name string, certPEM, keyPEM []byte) *Backe
 	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
 		t.Fatalf("backend key: %v", err)
 	}
-	return n.start([]string{envBackendTLS + "=" + certFile + "," + keyFile}, " (TLS)", name)[0]
+	return []string{envBackendTLS + "=" + certFile + "," + keyFile}
 }
 
 // start adds one address per name and runs the test binary inside the namespace as their backend.
@@ -114,14 +170,23 @@ func (n *PodNetwork) start(env []string, kind string, names ...string) []*Backen
 		t.Fatalf("pod network %s: out of addresses", n.Name)
 	}
 	var backends []*Backend
-	var addrs []string
 	for _, name := range names {
 		ip := fmt.Sprintf("198.18.%d.%d", n.Subnet, n.next)
 		n.next++
 		ipRun(t, "-n", n.Name, "addr", "add", ip+"/24", "dev", n.peer)
-		b := &Backend{Name: name, IP: ip, Port: BackendPort}
-		backends = append(backends, b)
+		backends = append(backends, &Backend{Name: name, IP: ip, Port: BackendPort})
+	}
+	return n.run(env, kind, backends)
+}
+
+// run runs the test binary inside the namespace as the backends, whose addresses it has.
+func (n *PodNetwork) run(env []string, kind string, backends []*Backend) []*Backend {
+	t := n.t
+	t.Helper()
+	var addrs, names []string
+	for _, b := range backends {
 		addrs = append(addrs, b.Addr())
+		names = append(names, b.Name)
 	}
 	self, err := os.Executable()
 	if err != nil {

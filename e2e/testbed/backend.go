@@ -88,29 +88,36 @@ func (b *Backend) Close() {
 // StartHTTPBackend starts a plain HTTP backend named name on ip:0; ip must be a loopback address.
 func StartHTTPBackend(t testing.TB, ip, name string) *Backend {
 	t.Helper()
-	return startBackend(t, ip, name, nil)
+	return startBackend(t, ip, 0, name, nil, nil)
 }
 
 // StartTLSBackend starts the same backend over TLS with the given certificate and key.
 func StartTLSBackend(t testing.TB, ip, name string, certPEM, keyPEM []byte) *Backend {
 	t.Helper()
 	kp := KeyPair(t, certPEM, keyPEM)
-	return startBackend(t, ip, name, &tls.Config{
+	return startBackend(t, ip, 0, name, backendTLS(kp), nil)
+}
+
+// backendTLS is the TLS configuration of a backend serving kp: HTTP/1.1 only.
+func backendTLS(kp tls.Certificate) *tls.Config {
+	return &tls.Config{
 		Certificates: []tls.Certificate{kp},
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   []string{"http/1.1"},
-	})
+	}
 }
 
-func startBackend(t testing.TB, ip, name string, tlsConfig *tls.Config) *Backend {
+// startBackend starts a backend named name on ip:port (0: a free port), over TLS when tlsConfig is
+// set, answering with handler (nil: the backend's own answer, serveHTTP).
+func startBackend(t testing.TB, ip string, port int, name string, tlsConfig *tls.Config, handler http.Handler) *Backend {
 	t.Helper()
 	addr, err := netip.ParseAddr(ip)
 	if err != nil || !addr.IsLoopback() {
 		t.Fatalf("testbed: backend %s: %q is not a loopback address", name, ip)
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(addr.String(), "0"))
+	l, err := net.Listen("tcp", net.JoinHostPort(addr.String(), strconv.Itoa(port)))
 	if err != nil {
-		t.Fatalf("testbed: backend %s: listen on %s: %v", name, ip, err)
+		t.Fatalf("testbed: backend %s: listen on %s: %v", name, net.JoinHostPort(ip, strconv.Itoa(port)), err)
 	}
 	b := &Backend{
 		Name:   name,
@@ -119,8 +126,15 @@ func startBackend(t testing.TB, ip, name string, tlsConfig *tls.Config) *Backend
 		TLS:    tlsConfig != nil,
 		served: make(chan struct{}),
 	}
+	serve := http.Handler(http.HandlerFunc(b.serveHTTP))
+	if handler != nil {
+		serve = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b.requests.Add(1)
+			handler.ServeHTTP(w, r)
+		})
+	}
 	b.srv = &http.Server{
-		Handler:           http.HandlerFunc(b.serveHTTP),
+		Handler:           serve,
 		ReadHeaderTimeout: socketIOTime,
 		IdleTimeout:       backendIdleTimeout,
 		// HAProxy's TCP health checks connect and close without a request or a handshake; the
