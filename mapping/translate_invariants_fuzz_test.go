@@ -309,7 +309,7 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 			}
 			section, name = key, f[1]
 			backends[name] = true
-		case ".if", ".else":
+		case ".if", ".elif", ".else":
 			branch = key
 		case ".endif":
 			branch = ""

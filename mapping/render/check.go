@@ -180,8 +180,8 @@ func checkBackend(b *model.Backend, caNames map[string]bool) error {
 		add(checkForwarded(b.ForwardedHeaders))
 	}
 	if b.HSTS != "" {
-		// The value is a log-format word: '%' would start a variable.
-		add(checkCharset("HSTS", b.HSTS, "=;-_."))
+		// Written in single quotes, as OpenShift writes it: no '%' (a variable), no quote, no line.
+		add(checkCharset("HSTS", b.HSTS, "=;-_. \t\""))
 	}
 	if b.Mode == model.ModeTCP && (b.Cookie != nil || b.Rewrite != nil || len(b.RequestHeaders) > 0 || len(b.ResponseHeaders) > 0) {
 		add(errors.New("cookies, rewrites and header rules need mode http"))

@@ -76,6 +76,8 @@ func (f *funcs) funcMap() template.FuncMap {
 		"serverLine":         f.serverLine,
 		"serverCookie":       serverCookie,
 		"cookieServers":      f.cookieServers,
+		"serverArm":          f.serverArm,
+		"namesHeader":        namesHeader,
 		"backendBlock":       f.backendBlock,
 		"checkInterval":      f.checkInterval,
 		"forwardedHeaders":   f.forwardedHeaders,
@@ -275,6 +277,16 @@ func (f *funcs) forwardedDefault() string {
 // (model.ServerCookie of its name).
 func serverCookie(s model.Server) string { return model.ServerCookie(s.Name) }
 
+// namesHeader reports whether one of rules acts on header name (in any case).
+func namesHeader(rules []model.HeaderRule, name string) bool {
+	for _, r := range rules {
+		if strings.EqualFold(r.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // cookieServers returns the server lines of backend b, which has a cookie, in a conditional block:
 // with each server's cookie value (serverCookie) for HAProxy 3.0 and later, whose `add server`
 // takes it too, and without it before 3.0, where the backend's dynamic cookies give the values. Each
@@ -291,6 +303,44 @@ func (f *funcs) cookieServers(b model.Backend) (string, error) {
 	}
 	return ".if version_atleast(3.0)" + withCookie.String() + "\n.else" + plain.String() + "\n.endif", nil
 }
+
+// serverArm returns the server lines of backend b for the arm of a conditional block that serves
+// HAProxy arm ("3.3", "3.0" or "" for the versions before): serverLine, with the server's cookie value
+// from 3.0 (when b has a cookie), and "no-sni-auto" from 3.3 (when b has TLS). Lines are indented and
+// joined by newlines, without a final one; "" without servers.
+func (f *funcs) serverArm(b model.Backend, arm string) (string, error) {
+	var sb strings.Builder
+	for i, s := range b.Servers {
+		line, err := f.serverLine(b, s)
+		if err != nil {
+			return "", err
+		}
+		if i > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString("  " + line + serverExtras(b, s, arm >= "3.0", arm >= "3.3"))
+	}
+	return sb.String(), nil
+}
+
+// serverExtras returns what follows serverLine for server s of backend b on an HAProxy that takes
+// a server's cookie value (cookie, 3.0+) and has automatic SNI (sni, 3.3+): " cookie <value>" and
+// " no-sni-auto", where b has a cookie and TLS. The runtime path adds the same to `add server`.
+func serverExtras(b model.Backend, s model.Server, cookie, sni bool) string {
+	out := ""
+	if cookie && b.Cookie != nil {
+		out += " cookie " + serverCookie(s)
+	}
+	if sni && b.TLS != nil {
+		out += " " + NoSNIAuto
+	}
+	return out
+}
+
+// NoSNIAuto is the server keyword that keeps HAProxy 3.3 and later from sending the request's Host
+// as SNI to a TLS server: OpenShift's reencrypt sends none, and verifies the server's certificate
+// against verifyhost, which an SNI would replace.
+const NoSNIAuto = "no-sni-auto"
 
 // serverLine returns the complete "server" line of s in backend b (without indentation). Every
 // option is on the line (no default-server), so the same options work for "add server" at runtime,

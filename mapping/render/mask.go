@@ -44,16 +44,14 @@ func MaskRuntime(config []byte, cfg *model.Config, dir string) ([]byte, error) {
 }
 
 // ownServerLines adds to owned the lines the default template may write for server s of backend b:
-// its serverLine and, in a backend with a cookie, that line with the server's cookie value (the
-// arm of HAProxy 3.0 and later).
+// its serverLine, and that line with what the arms of HAProxy 3.0 and 3.3 add (serverExtras).
 func ownServerLines(owned map[string]struct{}, f *funcs, b *model.Backend, s model.Server) error {
 	line, err := f.serverLine(*b, s)
 	if err != nil {
 		return fmt.Errorf("mask: backend %s: %w", b.Name, err)
 	}
-	owned[line] = struct{}{}
-	if b.Cookie != nil {
-		owned[line+" cookie "+serverCookie(s)] = struct{}{}
+	for _, arm := range [][2]bool{{false, false}, {true, false}, {true, true}} {
+		owned[line+serverExtras(*b, s, arm[0], arm[1])] = struct{}{}
 	}
 	return nil
 }

@@ -26,11 +26,16 @@ func TestMaskRuntime(t *testing.T) {
 	base := mask(cfg)
 	text := renderConfig(t, cfg, opts)
 	// A backend with a cookie writes each server twice: with its cookie value (HAProxy 3.0+) and
-	// without (dynamic cookies before 3.0).
+	// without (dynamic cookies before 3.0); one with TLS three times (also without automatic SNI,
+	// 3.3+).
 	servers := 0
 	for _, b := range cfg.Backends {
-		servers += len(b.Servers)
-		if b.Cookie != nil {
+		switch {
+		case b.TLS != nil:
+			servers += 3 * len(b.Servers)
+		case b.Cookie != nil:
+			servers += 2 * len(b.Servers)
+		default:
 			servers += len(b.Servers)
 		}
 	}

@@ -220,7 +220,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 			"  tcp-request content reject if { src_conn_rate ge 1000 }",
 			"  tcp-request content reject if { src_http_req_rate ge 1000 }",
 			`  http-request replace-path '^/shop(.*)$' '/it'\''s%%41\1'`,
-			"  http-response set-header Strict-Transport-Security max-age=31536000;includeSubDomains;preload if { ssl_fc }",
+			"  http-response set-header Strict-Transport-Security 'max-age=31536000;includeSubDomains;preload' if { ssl_fc }",
 			".if version_atleast(3.0)",
 			"  cookie edge_cookie insert indirect nocache httponly",
 			".else",

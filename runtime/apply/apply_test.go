@@ -114,7 +114,7 @@ func TestOpCommands(t *testing.T) {
 		op   plan.Op
 		want []string
 	}{
-		{plan.AddServer{Backend: b, Server: s}, []string{"add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8443 id 17 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc alpn h2,http/1.1 pool-max-conn -1 pool-purge-delay 5s"}},
+		{plan.AddServer{Backend: b, Server: s}, []string{"show info", "add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8443 id 17 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc alpn h2,http/1.1 pool-max-conn -1 pool-purge-delay 5s"}},
 		{plan.DelServer{Backend: "b", Server: "s"}, []string{"del server b/s"}},
 		{plan.SetServerWeight{Backend: "b", Server: "s", Weight: 9}, []string{"set server b/s weight 9"}},
 		{plan.SetServerState{Backend: "b", Server: "s", State: model.StateDrain}, []string{"set server b/s state drain"}},
@@ -191,6 +191,34 @@ func TestAddServerWithCookieByVersion(t *testing.T) {
 	f := &fakeHAProxy{fail: map[string]string{"show info": "Unknown command.\n"}}
 	if _, err := Apply(context.Background(), f, next, paths, dir, ops); !errors.Is(err, ErrReloadRequired) {
 		t.Fatalf("without a version: %v, want ErrReloadRequired", err)
+	}
+}
+
+// TestAddTLSServerByVersion: from HAProxy 3.3 a TLS server is added with no-sni-auto, as the
+// configuration writes it, with its cookie value from 3.0; 3.3 refuses no-sni-auto in add server, so
+// the op asks for a reload there.
+func TestAddTLSServerByVersion(t *testing.T) {
+	next := testConfig()
+	paths, _ := render.PathsFor(next, dir)
+	b := withCookie(*next.Backends[0])
+	s := b.Servers[0]
+	const line = "add server be_secure:ns:r/pod:p:svc:https:10.0.0.1:8443 10.0.0.1:8443 id 17 weight 3 check inter 5000ms ssl verify required ca-file /h/router/cacerts/ns:r.ca.pem verifyhost svc.ns.svc alpn h2,http/1.1 pool-max-conn -1 pool-purge-delay 5s"
+	cookie := " cookie " + model.ServerCookie(s.Name)
+	for ver, want := range map[string]string{
+		"3.2.26-1": line + cookie,
+		"3.4.7-1":  line + " no-sni-auto" + cookie,
+	} {
+		f := &fakeHAProxy{ver: ver}
+		if _, err := Apply(context.Background(), f, next, paths, dir, []plan.Op{plan.AddServer{Backend: b, Server: s}}); err != nil {
+			t.Fatalf("%s: %v", ver, err)
+		}
+		if len(f.sent) != 2 || f.sent[1] != want {
+			t.Errorf("%s: sent %q, want %q", ver, f.sent, want)
+		}
+	}
+	f := &fakeHAProxy{ver: "3.3.0-1"}
+	if _, err := Apply(context.Background(), f, next, paths, dir, []plan.Op{plan.AddServer{Backend: b, Server: s}}); !errors.Is(err, ErrReloadRequired) {
+		t.Fatalf("3.3: %v, want ErrReloadRequired", err)
 	}
 }
 

@@ -88,11 +88,21 @@ func (a *applier) apply(ctx context.Context, op plan.Op) error {
 		if err != nil {
 			return fmt.Errorf("server spec: %w", err)
 		}
-		if o.Backend.Cookie != nil {
-			caps, err := a.capabilities(ctx)
-			if err != nil {
-				return err
+		if o.Backend.Cookie == nil && o.Backend.TLS == nil {
+			return socket.AddServer(ctx, r, o.Backend.Name, o.Server.Name, spec)
+		}
+		caps, err := a.capabilities(ctx)
+		if err != nil {
+			return err
+		}
+		if o.Backend.TLS != nil && caps.SNIAuto {
+			if !caps.AddServerNoSNIAuto {
+				return fmt.Errorf("add server %s/%s: HAProxy %s cannot add a TLS server without automatic SNI (no-sni-auto) at runtime: %w",
+					o.Backend.Name, o.Server.Name, caps.Version, ErrReloadRequired)
 			}
+			spec += " " + render.NoSNIAuto
+		}
+		if o.Backend.Cookie != nil {
 			if !caps.AddServerCookie {
 				return addServerWithCookie(ctx, r, o.Backend.Name, o.Server.Name, spec)
 			}

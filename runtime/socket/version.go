@@ -91,6 +91,12 @@ type Capabilities struct {
 	// certificate answers Success but rebuilds nothing: the old certificate stays served until a
 	// reload (seen by the oracle; TestListenerFilesRotateWithoutReload).
 	RuntimeCRLFile bool
+	// SNIAuto (3.3+): HAProxy sends the request's Host as SNI to a TLS server unless the server says
+	// `no-sni-auto`, which haroute's configuration does (render.NoSNIAuto) and `add server` must too.
+	SNIAuto bool
+	// AddServerNoSNIAuto (3.4+): `add server` takes `no-sni-auto`; 3.3 refuses it, so a TLS server
+	// cannot be added at runtime with the configuration's behaviour there.
+	AddServerNoSNIAuto bool
 }
 
 // CapabilitiesOf returns the capabilities of HAProxy version v.
@@ -104,6 +110,8 @@ func CapabilitiesOf(v Version) Capabilities {
 		AddServerRefusesEnabled:  v.AtLeast(3, 0),
 		NothingChangedReply:      v.AtLeast(3, 0),
 		DelMapDeletesOne:         v.AtLeast(3, 4),
+		SNIAuto:                  v.AtLeast(3, 3),
+		AddServerNoSNIAuto:       v.AtLeast(3, 4),
 		AddCAFile:                v.AtLeast(2, 7),
 		LargePayloads:            v.AtLeast(3, 4),
 		RuntimeCRLFile:           v.AtLeast(3, 2),
