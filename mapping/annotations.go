@@ -98,7 +98,8 @@ const (
 func annotationKindOf(name string) annotationKind {
 	switch name {
 	case AnnotationBalance, AnnotationTimeout, AnnotationTimeoutTunnel, AnnotationHealthCheckInterval,
-		AnnotationDisableCookies, AnnotationCookieName, AnnotationCookieSameSite, AnnotationH1AdjustCase:
+		AnnotationDisableCookies, AnnotationCookieName, AnnotationCookieSameSite, AnnotationH1AdjustCase,
+		AnnotationPodConcurrentConns:
 		return kindCosmetic
 	}
 	return kindSecurity
@@ -271,6 +272,26 @@ func (p *annotationParser) limit(name string) int {
 	return maxAnnotationInt
 }
 
+// serverMaxConn parses pod-concurrent-connections as OpenShift reads it: an integer is each server's
+// maxconn, and 0 is HAProxy's "no limit"; anything else is ignored (with a warning here). A negative
+// number, which OpenShift writes into its configuration and HAProxy then refuses (every Route with
+// it), is ignored too. A value above maxAnnotationInt is clipped to it with a warning.
+func (p *annotationParser) serverMaxConn() int {
+	v, ok := p.get(AnnotationPodConcurrentConns)
+	if !ok {
+		return 0
+	}
+	if !allDigits(v) {
+		p.invalid(AnnotationPodConcurrentConns, "no limit", "want a number of connections, 0 for no limit")
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n <= maxAnnotationInt {
+		return n
+	}
+	p.warn(AnnotationPodConcurrentConns, "above the maximum; clipped to %d", maxAnnotationInt)
+	return maxAnnotationInt
+}
+
 // parseAnnotations derives the backend options of an admission from its Route's annotations. Errors
 // (invalid security annotations) reject the Route; warnings are added to the admission.
 func parseAnnotations(a *admission, ann map[string]string, opts Options) (backendOptions, *rejection) {
@@ -308,7 +329,7 @@ func parseAnnotations(a *admission, ann map[string]string, opts Options) (backen
 	o.checkInterval = p.duration(AnnotationHealthCheckInterval, minCheckIntervalMillis, opts.CheckInterval, routerDefault("check interval", opts.CheckInterval))
 	o.allowlist = p.allowlist()
 	o.rateLimit = p.rateLimit(passthrough)
-	o.serverMaxConn = p.limit(AnnotationPodConcurrentConns)
+	o.serverMaxConn = p.serverMaxConn()
 	if !passthrough {
 		o.cookie, o.cookieSameSite = p.cookie(a, opts.CookieName)
 		o.forwardedHeaders = p.oneOf(AnnotationForwardedHeaders, opts.ForwardedHeaders, "", model.ForwardedPolicies()...)

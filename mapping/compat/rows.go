@@ -585,8 +585,9 @@ var rows = []Row{
 			"An invalid value is ignored with a warning. Changing it changes the backend's options: a reload, like the other per-Route options.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/hsts_header", Default: "unset", Status: Supported,
-		Note: "`Strict-Transport-Security` on edge and reencrypt responses; an invalid value rejects the Route rather than dropping the header.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/hsts_header", Default: "unset", Status: Different,
+		Note: "`Strict-Transport-Security` on edge and reencrypt responses, the value as written. Deliberately different: an invalid value rejects the Route, where the stock router drops the header silently; " +
+			"and the header goes on answers over TLS only, where the stock router also sends it on the plain-HTTP answers of a Route with `insecureEdgeTerminationPolicy: Allow`, which RFC 6797 (7.2) forbids.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/ip_allowlist", Default: "unset (every address)", Status: Different,
@@ -598,8 +599,9 @@ var rows = []Row{
 		Note: "The former name of `ip_allowlist` (which wins when both are set); the same differences apply.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/pod-concurrent-connections", Default: "unset (no limit)", Status: Supported,
-		Note: "`maxconn` on each of the Route's servers; `0` or an invalid value rejects the Route.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/pod-concurrent-connections", Default: "unset (no limit)", Status: Different,
+		Note: "`maxconn` on each of the Route's servers, `0` for no limit, as in the stock router; a value that is not a number is ignored (with a warning). " +
+			"Different for a negative number only: the stock router writes it into its configuration, which HAProxy then refuses for every Route; haroute ignores it.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections", Default: "`false`", Status: Different,
@@ -607,19 +609,19 @@ var rows = []Row{
 			"Deliberately different: the table is of type `ipv6`, which holds IPv4 clients as the stock router's `ip` table does and IPv6 clients too, which the stock router never limits.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.concurrent-tcp", Default: "unset (no limit)", Status: Supported,
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.concurrent-tcp", Default: "unset (no limit)", Status: Different,
 		Note: "Concurrent connections (on HTTP Routes, requests in flight) per source address: as in the stock router, the connection that reaches the limit is closed without an answer, so N admits N-1. " +
-			"`0` or an invalid value rejects the Route (the stock router refuses every connection, or sets no limit).",
+			"Deliberately different: `0` or an invalid value rejects the Route, where the stock router refuses every connection (`0`) or sets no limit: a protection asked for is never silently dropped.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-http", Default: "unset (no limit)", Status: Supported,
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-http", Default: "unset (no limit)", Status: Different,
 		Note: "HTTP requests per source address in 10s: as in the stock router, once the limit is reached the next request's connection is closed without an answer. Not on passthrough Routes. " +
-			"`0` or an invalid value rejects the Route.",
+			"Deliberately different: `0` or an invalid value rejects the Route, where the stock router sets no limit.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-tcp", Default: "unset (no limit)", Status: Supported,
+		Kind: Annotation, Name: "haproxy.router.openshift.io/rate-limit-connections.rate-tcp", Default: "unset (no limit)", Status: Different,
 		Note: "New connections (on HTTP Routes, requests) per source address in 3s: as in the stock router, the connection that reaches the limit is closed without an answer, so N admits N-1. " +
-			"`0` or an invalid value rejects the Route.",
+			"Deliberately different: `0` or an invalid value rejects the Route, where the stock router sets no limit: a protection asked for is never silently dropped.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/rewrite-target", Default: "unset", Status: Different,
@@ -629,8 +631,9 @@ var rows = []Row{
 			"a target that does not decode to a path (whitespace, a backslash left as an escape or back-reference, `%[`) rejects the Route, where the stock router renders it.",
 	},
 	{
-		Kind: Annotation, Name: "haproxy.router.openshift.io/set-forwarded-headers", Default: "ROUTER_SET_FORWARDED_HEADERS", Status: Supported,
-		Note: "The Route's own `X-Forwarded-*`/`Forwarded` policy; an invalid value rejects the Route.",
+		Kind: Annotation, Name: "haproxy.router.openshift.io/set-forwarded-headers", Default: "ROUTER_SET_FORWARDED_HEADERS", Status: Different,
+		Note: "The Route's own `X-Forwarded-*`/`Forwarded` policy. Deliberately different: an invalid value rejects the Route, where the stock router falls back to the router's policy, " +
+			"so that a mistyped `replace` or `never` would silently pass the client's own forwarded headers on to the pods.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout", Default: "ROUTER_DEFAULT_SERVER_TIMEOUT", Status: Supported,
