@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -62,6 +63,14 @@ func (t Target) port(https bool) int {
 
 // send sends one request with cookie (a Cookie header value, or "") and reads the whole answer.
 func send(ctx context.Context, target Target, r Request, cookie, pathSuffix string) observation {
+	return sendWrote(ctx, target, r, cookie, pathSuffix, func() {})
+}
+
+// sendWrote is send, calling wrote once the request is written to the router, or has failed
+// before that.
+func sendWrote(ctx context.Context, target Target, r Request, cookie, pathSuffix string, wrote func()) observation {
+	once := sync.OnceFunc(wrote)
+	defer once()
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	conn, state, err := dial(ctx, target, r)
@@ -79,6 +88,7 @@ func send(ctx context.Context, target Target, r Request, cookie, pathSuffix stri
 	if err := req.Write(conn); err != nil {
 		return observation{err: fmt.Errorf("write request: %w", err), tls: state}
 	}
+	once()
 	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
 	if err != nil {
 		return observation{err: fmt.Errorf("read response: %w", err), tls: state}

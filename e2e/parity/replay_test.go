@@ -59,6 +59,7 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	replayIdledService(t, objs)
 	dir := testbed.TempDir(t)
 	manifests := filepath.Join(dir, "m")
 	if err := os.MkdirAll(manifests, 0o755); err != nil {
@@ -112,6 +113,28 @@ func TestReplay(t *testing.T) {
 		t.Errorf("%d differences from the stock router's recorded answers that %s does not accept:\n%s",
 			len(rep.Unexpected), KnownFile, rep.Summary())
 	}
+}
+
+// replayIdler is where the replay's idler answers the idled Service: its cluster IP on loopback, at
+// the pods' port, which a test that is not root may bind (the live run's is IdledClusterIP:80 in the
+// pod network). The stock router and haroute send an idled Service's requests to its cluster IP and
+// Service port; which address and port that is does not show in the answer.
+var replayIdler = netip.AddrPortFrom(netip.MustParseAddr("127.77.0.250"), PodPort)
+
+// replayIdledService moves the idled Service's cluster IP and port to replayIdler and starts the
+// idler there, so that the replay's requests stay on loopback.
+func replayIdledService(t *testing.T, objs Objects) {
+	t.Helper()
+	for _, svc := range objs.Services {
+		if svc.Spec.ClusterIP != IdledClusterIP {
+			continue
+		}
+		svc.Spec.ClusterIP = replayIdler.Addr().String()
+		svc.Spec.Ports[0].Port = int32(replayIdler.Port())
+		testbed.StartEchoBackend(t, replayIdler.Addr().String(), int(replayIdler.Port()), IdlerPod, nil, nil)
+		return
+	}
+	t.Fatalf("the corpus has no Service at %s, the idled one", IdledClusterIP)
 }
 
 // startReplayPods starts the corpus's pods at 127.77.0.<2+i>:PodPort and returns their addresses.

@@ -106,19 +106,26 @@ func (s *sender) keep(r Request, o observation) {
 	}
 }
 
-// hold opens r.Hold requests like r that the pod answers only after holdSleep, waits holdSettle for
-// the router to count them, and returns a function that waits for them to end.
+// hold opens r.Hold requests like r that the pod answers only after holdSleep, one after the other:
+// each is written to the router and given holdSettle to be counted before the next, so that no two
+// are counted at once (two arriving together could both find the limit reached and both be
+// refused). It returns a function that waits for them to end.
 func (s *sender) hold(ctx context.Context, r Request) func() {
 	var wg sync.WaitGroup
 	held := r
 	held.Hold, held.Repeat = 0, 0
 	for range r.Hold {
+		written := make(chan struct{}, 1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = send(ctx, s.target, held, "", testbed.EchoSleepParam+"="+holdSleep)
+			_ = sendWrote(ctx, s.target, held, "", testbed.EchoSleepParam+"="+holdSleep, func() { written <- struct{}{} })
 		}()
+		select {
+		case <-written:
+		case <-ctx.Done():
+		}
+		time.Sleep(holdSettle)
 	}
-	time.Sleep(holdSettle)
 	return wg.Wait
 }
