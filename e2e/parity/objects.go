@@ -1,7 +1,6 @@
 package parity
 
 import (
-	"bytes"
 	"fmt"
 	"net/netip"
 	"time"
@@ -12,7 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/yaml"
+
+	"github.com/haroute/haroute/e2e/testbed"
 )
 
 // Objects are the Kubernetes objects of a corpus in one run: the same for both routers, the
@@ -202,7 +202,6 @@ func headerActions(as []HeaderAction) []routev1.RouteHTTPHeader {
 
 // YAML writes every object as a multi-document YAML file, the way the manifest folder is read.
 func (o Objects) YAML() ([]byte, error) {
-	var buf bytes.Buffer
 	var all []any
 	for _, x := range o.Namespaces {
 		all = append(all, x)
@@ -219,13 +218,5 @@ func (o Objects) YAML() ([]byte, error) {
 	for _, x := range o.Routes {
 		all = append(all, x)
 	}
-	for _, x := range all {
-		b, err := yaml.Marshal(x)
-		if err != nil {
-			return nil, fmt.Errorf("objects: marshal %T: %w", x, err)
-		}
-		buf.WriteString("---\n")
-		buf.Write(b)
-	}
-	return buf.Bytes(), nil
+	return testbed.YAMLDocuments(all)
 }

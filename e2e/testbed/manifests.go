@@ -219,7 +219,6 @@ func (m *Manifests) Objects() mapping.Input {
 // YAML returns every object as a multi-document YAML file: namespaces, services, endpoint slices,
 // routes, each group in call order.
 func (m *Manifests) YAML() ([]byte, error) {
-	var buf bytes.Buffer
 	var objs []any
 	for _, o := range m.namespaces {
 		objs = append(objs, o)
@@ -233,6 +232,12 @@ func (m *Manifests) YAML() ([]byte, error) {
 	for _, o := range m.routes {
 		objs = append(objs, o)
 	}
+	return YAMLDocuments(objs)
+}
+
+// YAMLDocuments writes objs as a multi-document YAML file, in order, as a manifest folder is read.
+func YAMLDocuments(objs []any) ([]byte, error) {
+	var buf bytes.Buffer
 	for _, o := range objs {
 		data, err := yaml.Marshal(o)
 		if err != nil {
