@@ -127,15 +127,17 @@ bench-report: ## regenerate docs/bench.md and its plots (docs/bench/) from the r
 # and haroute side by side, each with its own HAProxy 3.2, on one API server with the corpus's Routes,
 # the same requests through both, compared field by field. It records the stock router's answers into
 # e2e/parity/testdata/stock-answers.json (commit the change), which TestReplay, in unit and matrix,
-# compares haroute alone with; the report goes to PARITY_OUT (live.txt, live.json).
+# compares haroute alone with; the report goes to PARITY_OUT (live.txt, live.json). Then TestMixedFleet
+# replaces two stock routers by haroute replicas one at a time under load (and one back), every client
+# alternating between the replicas; its figures go to PARITY_OUT/fleet.txt.
 PARITY_OUT ?= $(BIN)/parity
 
 .PHONY: parity
-parity: haproxy-versions build iproute2 e2e-bin bench-stock ## haroute beside the stock router on the parity corpus: record the stock answers, report and fail on an unaccepted difference (as root)
+parity: haproxy-versions build iproute2 e2e-bin bench-stock ## haroute beside the stock router on the parity corpus: record the stock answers, report and fail on an unaccepted difference; then the mixed fleet (as root)
 	@mkdir -p $(PARITY_OUT)
 	HAROUTE_BENCH_STOCK=$(abspath $(BENCH_STOCK)) HAROUTE_HAPROXY=$(abspath $(BIN))/haproxy-3.2 \
 		HAROUTE_PARITY_OUT=$(abspath $(PARITY_OUT)) HAROUTE_E2E_BIN=$(abspath $(BIN)) \
-		$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) -v -run '^TestParity$$' ./e2e/parity/live/
+		$(GO) test -tags e2e -count=1 -timeout $(TEST_TIMEOUT) -v -run '^(TestParity|TestMixedFleet)$$' ./e2e/parity/live/
 
 # The HAProxy version matrix: bookworm's 2.6 runs everything above; each newer series runs the
 # integration tests and a shorter oracle walk, and 3.2 (OpenShift's default, the official image) the
