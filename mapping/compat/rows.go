@@ -633,7 +633,8 @@ var rows = []Row{
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/set-forwarded-headers", Default: "ROUTER_SET_FORWARDED_HEADERS", Status: Different,
 		Note: "The Route's own `X-Forwarded-*`/`Forwarded` policy. Deliberately different: an invalid value rejects the Route, where the stock router falls back to the router's policy, " +
-			"so that a mistyped `replace` or `never` would silently pass the client's own forwarded headers on to the pods.",
+			"so that a mistyped `replace` or `never` would silently pass the client's own forwarded headers on to the pods; " +
+			"and `replace` also removes a client's own `X-Forwarded-Proto-Version` from requests that are not HTTP/2, which the stock router passes on.",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout", Default: "ROUTER_DEFAULT_SERVER_TIMEOUT", Status: Supported,
