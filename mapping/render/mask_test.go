@@ -31,7 +31,7 @@ func TestMaskRuntime(t *testing.T) {
 	servers := 0
 	for _, b := range cfg.Backends {
 		switch {
-		case b.TLS != nil:
+		case b.Kind == model.KindReencrypt:
 			servers += 3 * len(b.Servers)
 		case b.Cookie != nil:
 			servers += 2 * len(b.Servers)
