@@ -365,6 +365,49 @@ func TestComputeClaimReleaseRetire(t *testing.T) {
 	}
 }
 
+// TestComputeSkipsDrainingSpareForTLS: a released reencrypt spare may still hold a server whose
+// deletion HAProxy deferred. A new reencrypt Route claims the next spare instead (its CA file goes on
+// the server lines, and a leftover of the same name would keep the old one); with no other spare
+// left it is PoolExhausted, a reload, never a refused diff.
+func TestComputeSkipsDrainingSpareForTLS(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(2)
+	in := baseInput(c)
+	applied := plan.WithPool(translate(t, in, opts)).Clone()
+	first := model.SpareBackendName(model.KindReencrypt, "random", 0)
+	leftover := model.Server{Name: "pod:old:svc:https:10.9.9.9:8443", ID: 9, Addr: "10.9.9.9", Port: 8443, Weight: 1, State: model.StateMaint}
+	applied.Backend(first).Servers = []model.Server{leftover}
+	if err := applied.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	newSecure := func(name string, prio int) *routev1.Route {
+		return newRoute("app", name, name+".example.com", prio, withService("s-extra"),
+			withTLS(routev1.TLSTerminationReencrypt, ""), withDestCA(c.ca))
+	}
+	in2 := withRoute(in, newSecure("secure2", 10))
+	d2 := translate(t, in2, opts)
+	p := plan.Compute(applied, d2)
+	checkRuntimePlan(t, applied, d2, p)
+	second := model.SpareBackendName(model.KindReencrypt, "random", 1)
+	if got := routeInfo(p.Next, "app/secure2").Backend; got != second {
+		t.Fatalf("the new Route is served by %q, want %q (the first spare still drains)", got, second)
+	}
+	if b := p.Next.Backend(first); b.Route != "" || len(b.Servers) != 0 {
+		t.Fatalf("the draining spare in Next: %+v", b)
+	}
+
+	// The leftover is still there (its deletion deferred again) and the other spare is taken.
+	applied2 := p.Next.Clone()
+	applied2.Backend(first).Servers = []model.Server{leftover}
+	d3 := translate(t, withRoute(in2, newSecure("secure3", 11)), opts)
+	p = plan.Compute(applied2, d3)
+	want := []plan.Reason{{Kind: plan.PoolExhausted, Subject: "reencrypt/random",
+		Detail: "the free spares for be_secure:app:secure3 still hold servers being drained"}}
+	if !reflect.DeepEqual(p.Structural, want) {
+		t.Fatalf("reasons %v, want %v", p.Structural, want)
+	}
+}
+
 func TestComputeReasonsSorted(t *testing.T) {
 	c := loadCerts(t)
 	in := baseInput(c)

@@ -138,12 +138,17 @@ func matchBackends(applied, desired *model.Config) matching {
 			continue
 		}
 		k := spareKey{d.Kind, d.Balance}
-		pool := free[k]
-		if len(pool) == 0 {
-			m.reasons = append(m.reasons, Reason{Kind: PoolExhausted, Subject: string(d.Kind) + "/" + d.Balance, Detail: "no free spare for " + d.Name})
+		pos := claimable(free[k], applied.Backends, d)
+		if pos < 0 {
+			detail := "no free spare for " + d.Name
+			if len(free[k]) > 0 {
+				detail = "the free spares for " + d.Name + " still hold servers being drained"
+			}
+			m.reasons = append(m.reasons, Reason{Kind: PoolExhausted, Subject: string(d.Kind) + "/" + d.Balance, Detail: detail})
 			continue
 		}
-		ai, free[k] = pool[0], pool[1:]
+		ai = free[k][pos]
+		free[k] = slices.Delete(slices.Clone(free[k]), pos, pos+1)
 		used[ai] = true
 		served[ai] = d
 	}
@@ -185,6 +190,20 @@ func matchBackends(applied, desired *model.Config) matching {
 		}
 	}
 	return m
+}
+
+// claimable returns the position in pool (free spares of d's kind and balance, lowest name first)
+// of the spare that d claims, -1 when none can serve it. A free spare may still hold servers whose
+// deletion HAProxy deferred while connections were attached; a backend with TLS settings only claims
+// one without, since the server lines of its Route carry the CA file and a server of the same name
+// left from the spare's last Route would keep the old one.
+func claimable(pool []int, applied []*model.Backend, d *model.Backend) int {
+	for pos, i := range pool {
+		if d.TLS == nil || len(applied[i].Servers) == 0 {
+			return pos
+		}
+	}
+	return -1
 }
 
 // nameIndex returns, for each desired backend, the index of the applied backend of the same name
