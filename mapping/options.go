@@ -32,6 +32,7 @@ type Options struct {
 	ForwardedHeaders     string         // ROUTER_SET_FORWARDED_HEADERS
 	BufSize              int            // ROUTER_BUF_SIZE
 	HardStopAfter        string         // ROUTER_HARD_STOP_AFTER
+	MaxWorkerReloads     int            // HAROUTE_MAX_WORKER_RELOADS: mworker-max-reloads
 	SparePoolSize        int            // HAROUTE_SPARE_BACKENDS: spare backends per kind and balance variant
 	CookieName           string         // ROUTER_COOKIE_NAME: the sticky cookie of Routes without cookie_name; empty: per Route
 
@@ -122,6 +123,7 @@ func DefaultOptions() Options {
 		ForwardedHeaders:     "append",
 		BufSize:              32768,
 		SparePoolSize:        10,
+		MaxWorkerReloads:     model.DefaultMaxWorkerReloads,
 		ExternalCertificates: true,
 		TLS:                  DefaultTLSProfile(),
 		HTTP:                 model.HTTPOptions{MaxRewrite: 8192, StripClientSSLHeaders: true, IPMode: model.IPModeV4},
@@ -235,6 +237,7 @@ func FromEnv(getenv func(string) string) (Options, error) {
 	integer("ROUTER_BUF_SIZE", &o.BufSize, 16384, 1<<20)
 	duration("ROUTER_HARD_STOP_AFTER", &o.HardStopAfter)
 	integer("HAROUTE_SPARE_BACKENDS", &o.SparePoolSize, 0, 1000)
+	integer("HAROUTE_MAX_WORKER_RELOADS", &o.MaxWorkerReloads, 1, model.DefaultMaxWorkerReloads)
 	str("ROUTER_COOKIE_NAME", &o.CookieName)
 	selector("ROUTE_LABELS", &o.RouteLabels)
 	selector("NAMESPACE_LABELS", &o.NamespaceLabels)

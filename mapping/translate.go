@@ -338,6 +338,7 @@ func (t *translator) settings() model.Settings {
 		DefaultCertificate:   DefaultCertificateName,
 		BufSize:              o.BufSize,
 		HardStopAfter:        o.HardStopAfter,
+		MaxWorkerReloads:     o.MaxWorkerReloads,
 		SparePoolSize:        o.SparePoolSize,
 		CookieName:           o.CookieName,
 		AccessLog:            o.AccessLog,

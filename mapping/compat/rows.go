@@ -542,6 +542,10 @@ var rows = []Row{
 		Note: "The node's addresses (downward API `status.hostIP`), comma-separated: endpoints on them are refused, so that no Route publishes the node.",
 	},
 	{
+		Kind: EnvVar, Name: "HAROUTE_MAX_WORKER_RELOADS", Default: "`1000000`", Status: HarouteOnly,
+		Note: "HAProxy's `mworker-max-reloads`, always rendered: the reloads an old worker may see before the master stops it and cuts its connections. HAProxy 3.3 and later default to 50, earlier versions to no limit; haroute's default keeps old workers until their connections end or `ROUTER_HARD_STOP_AFTER`, as the stock router's old processes. `haroute doctor` reports it with the old workers.",
+	},
+	{
 		Kind: EnvVar, Name: "HAROUTE_METRICS_AUTH", Default: "`kube`", Status: HarouteOnly,
 		Note: "Who may read `/metrics` without the stats credentials: `kube` (a bearer token allowed to get `routers/metrics`, as in the stock router) or `none`. `--metrics-auth` overrides it.",
 	},

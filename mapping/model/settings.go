@@ -47,6 +47,10 @@ type Settings struct {
 	CookieName string `json:"cookieName,omitempty" yaml:"cookieName,omitempty"`
 	// HardStopAfter bounds how long an old worker may live after a reload (ROUTER_HARD_STOP_AFTER).
 	HardStopAfter string `json:"hardStopAfter,omitempty" yaml:"hardStopAfter,omitempty"`
+	// MaxWorkerReloads is mworker-max-reloads: the reloads an old worker may see before the master
+	// stops it (HAROUTE_MAX_WORKER_RELOADS); 0 is DefaultMaxWorkerReloads. Always rendered, since
+	// HAProxy's own default changed from no limit to 50 in 3.3.
+	MaxWorkerReloads int `json:"maxWorkerReloads,omitempty" yaml:"maxWorkerReloads,omitempty"`
 	// AccessLog is the syslog access log; its zero value (no address) is none.
 	AccessLog AccessLog `json:"accessLog,omitzero" yaml:"accessLog,omitempty"`
 	// TLS is the TLS profile of the TLS-terminating listeners; its zero value renders HAProxy's
@@ -57,6 +61,20 @@ type Settings struct {
 	// ClientTLS is mutual TLS on the terminating listeners; its zero value asks for no client
 	// certificate.
 	ClientTLS ClientTLS `json:"clientTLS,omitzero" yaml:"clientTLS,omitempty"`
+}
+
+// DefaultMaxWorkerReloads is the mworker-max-reloads haroute renders unless told otherwise: so many
+// that an old worker keeps its connections until they end or hard-stop-after, as the stock router's
+// old processes do. HAProxy 3.3 and later stop old workers after 50 reloads by default, and before
+// 3.3 never; a reload every 5 seconds takes 58 days to reach this.
+const DefaultMaxWorkerReloads = 1_000_000
+
+// WorkerReloads returns the mworker-max-reloads to render: MaxWorkerReloads, or its default.
+func (s Settings) WorkerReloads() int {
+	if s.MaxWorkerReloads > 0 {
+		return s.MaxWorkerReloads
+	}
+	return DefaultMaxWorkerReloads
 }
 
 // Timeouts are HAProxy durations with units, e.g. "5s".

@@ -28,7 +28,7 @@ const maxOldWorkers = 2
 type Finding struct {
 	Level string `json:"level"`
 	// Code is stable, for scripts: HAPROXY_UNREACHABLE, STATE_UNAVAILABLE, RELOAD_FAILED,
-	// OLD_WORKERS, DRIFT, OPERATOR_HOLD, ROUTE_REJECTED, ROUTE_WARNING, NO_SERVER, NO_USABLE_SERVER,
+	// OLD_WORKERS, WORKER_RELOAD_LIMIT, DRIFT, OPERATOR_HOLD, ROUTE_REJECTED, ROUTE_WARNING, NO_SERVER, NO_USABLE_SERVER,
 	// ROUTE_NOT_REACHED, MODEL_HAPROXY_DISAGREE, NO_SPARE, CERT_EXPIRED, CERT_EXPIRING,
 	// CERT_NOT_YET_VALID, CERT_UNREADABLE, CERT_NOT_LOADED, CERT_NOT_COVERING, CERT_UNUSED, FILES_STALE, FILES_UNREADABLE.
 	Code string `json:"code"`
@@ -126,9 +126,17 @@ func (s *Snapshot) haproxyFindings(add func(level, code, object, message, hint s
 		add(LevelError, "RELOAD_FAILED", "haproxy", fmt.Sprintf("the master counts %d failed reloads since the last good one: the old configuration still serves", sum.FailedReloads),
 			"haroute's log has HAProxy's reason (reload failed ...); the files on disk are the last good ones")
 	}
+	limit := ""
+	if sum.MaxWorkerReloads > 0 {
+		limit = fmt.Sprintf(" (the master stops a worker after %d reloads: mworker-max-reloads)", sum.MaxWorkerReloads)
+	}
 	if sum.OldWorkers > maxOldWorkers {
-		add(LevelWarn, "OLD_WORKERS", "haproxy", fmt.Sprintf("%d old workers still serve connections of earlier configurations", sum.OldWorkers),
+		add(LevelWarn, "OLD_WORKERS", "haproxy", fmt.Sprintf("%d old workers still serve connections of earlier configurations%s", sum.OldWorkers, limit),
 			"long-lived connections keep them; hard-stop-after bounds how long, and fewer reloads make fewer of them")
+	}
+	if m := sum.MaxWorkerReloads; m > 0 && sum.OldestWorkerReloads >= 0 && sum.OldestWorkerReloads*10 >= m*8 {
+		add(LevelWarn, "WORKER_RELOAD_LIMIT", "haproxy", fmt.Sprintf("an old worker has seen %d reloads; at %d the master stops it and cuts its connections", sum.OldestWorkerReloads, m+1),
+			"HAROUTE_MAX_WORKER_RELOADS sets the limit; fewer reloads, or hard-stop-after, end old workers in an orderly way")
 	}
 }
 

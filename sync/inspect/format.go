@@ -81,6 +81,13 @@ func PrintSummary(w io.Writer, s Summary) error {
 	line("HAProxy", orDash(s.HAProxyVersion))
 	line("Workers", fmt.Sprintf("%s current with %s connections, %s old with %s (master reloads %d, failed %d)",
 		workersText(s.Workers), workersText(s.Conns), workersText(s.OldWorkers), workersText(s.OldConns), s.MasterReloads, s.FailedReloads))
+	if s.MaxWorkerReloads > 0 {
+		oldest := "no old worker"
+		if s.OldestWorkerReloads >= 0 {
+			oldest = fmt.Sprintf("the oldest has seen %d", s.OldestWorkerReloads)
+		}
+		line("Old workers", fmt.Sprintf("stopped after %d reloads (mworker-max-reloads); %s", s.MaxWorkerReloads, oldest))
+	}
 	last := "none"
 	if s.LastReload != nil {
 		last = s.LastReload.Reason + " at " + s.LastReload.At.Format(time.RFC3339)

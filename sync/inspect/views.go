@@ -55,6 +55,11 @@ type Summary struct {
 	OldConns      int `json:"oldConns"`
 	MasterReloads int `json:"masterReloads"`
 	FailedReloads int `json:"failedReloads"`
+	// MaxWorkerReloads is the mworker-max-reloads of the applied configuration (0 when haroute's
+	// state is unknown) and OldestWorkerReloads the most reloads an old worker has seen (-1 without
+	// old workers or without the master): at more than MaxWorkerReloads the master stops it.
+	MaxWorkerReloads    int `json:"maxWorkerReloads,omitempty"`
+	OldestWorkerReloads int `json:"oldestWorkerReloads"`
 	// Ready is haroute's readiness; Reloads its reloads since start and LastReload the newest.
 	Ready      bool        `json:"ready"`
 	Reloads    int         `json:"reloads"`
@@ -167,7 +172,7 @@ func usableServer(s socket.ServerState) bool {
 
 // Summary returns the overview of the snapshot (rows from Routes("")).
 func (s *Snapshot) Summary() Summary {
-	sum := Summary{Workers: -1, OldWorkers: -1, Conns: -1, OldConns: -1, Notes: s.Notes}
+	sum := Summary{Workers: -1, OldWorkers: -1, Conns: -1, OldConns: -1, OldestWorkerReloads: -1, Notes: s.Notes}
 	if s.Info != nil {
 		sum.HAProxyVersion = s.Info["Version"]
 	}
@@ -176,6 +181,7 @@ func (s *Snapshot) Summary() Summary {
 		for _, w := range p.Workers {
 			if w.Old {
 				sum.OldWorkers++
+				sum.OldestWorkerReloads = max(sum.OldestWorkerReloads, w.Reloads)
 			} else {
 				sum.Workers++
 			}
@@ -213,6 +219,7 @@ func (s *Snapshot) Summary() Summary {
 			}
 		}
 		if a := st.Applied; a != nil {
+			sum.MaxWorkerReloads = a.Settings.WorkerReloads()
 			for _, b := range a.Backends {
 				if b.Spare && b.Route == "" && !b.Retired {
 					sum.FreeSpares++
