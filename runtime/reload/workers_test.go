@@ -3,6 +3,7 @@ package reload_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"slices"
@@ -168,6 +169,6 @@ func TestDefaultKeepsOldWorkerPast50Reloads(t *testing.T) {
 }
 
 func isTimeout(err error) bool {
-	ne, ok := err.(net.Error)
-	return ok && ne.Timeout()
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
