@@ -94,6 +94,26 @@ func (d *Driver) Step(ctx context.Context, in mapping.Input) (StepResult, error)
 	if err := d.setApplied(); err != nil {
 		return res, err
 	}
+	// Backends that lost their Route keep their servers until the next plan (plan.Draining), which
+	// `haroute run` makes soon after: so does the step, before A is compared with a fresh B.
+	if draining := plan.Draining(d.Applied); len(draining) > 0 && !out.Plan.NeedsReload() {
+		again, err := d.Updater.Update(ctx, res.Desired)
+		if err != nil {
+			return res, fmt.Errorf("update after %v drained: %w", draining, err)
+		}
+		if again.Plan.NeedsReload() || again.Fallback != nil {
+			return res, fmt.Errorf("removing the servers of %v: reload %v, fallback %v", draining, again.Plan.Structural, again.Fallback)
+		}
+		if res.Ops == nil {
+			res.Ops = map[string]int{}
+		}
+		for k, n := range again.Result.Counts {
+			res.Ops[k] += n
+		}
+		if err := d.setApplied(); err != nil {
+			return res, err
+		}
+	}
 	after := d.DeferredKeys()
 	for k := range before {
 		if !after[k] {

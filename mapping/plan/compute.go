@@ -3,7 +3,9 @@ package plan
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
 )
@@ -69,7 +71,7 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 		Maps:         renameMaps(desired.Maps, m.rename),
 		Backends:     m.next,
 		Certificates: desired.Certificates,
-		CAFiles:      desired.CAFiles,
+		CAFiles:      retainedCAFiles(applied.CAFiles, desired.CAFiles, m.next),
 		Routes:       renameRoutes(desired.Routes, m.rename),
 		Listener:     desired.Listener,
 	}
@@ -254,6 +256,49 @@ func keepUnchangedMaps(applied, next []model.MapFile, ops []Op) []model.MapFile 
 			out[i] = next[i]
 		} else {
 			out[i] = applied[i]
+		}
+	}
+	return out
+}
+
+// retainedCAFiles returns desired's CA files plus those of applied that the servers of a retiring
+// backend (see matchBackends) still verify with: HAProxy refuses to delete a CA file in use, and the
+// next plan deletes it once those servers are gone. Sorted by name, as model.Config keeps them.
+func retainedCAFiles(applied, desired []model.CAFile, next []*model.Backend) []model.CAFile {
+	out := desired
+	for _, b := range next {
+		if b.Route != "" || b.TLS == nil || len(b.Servers) == 0 || strings.HasPrefix(b.TLS.CAFile, "/") {
+			continue
+		}
+		name := b.TLS.CAFile
+		if _, found := slices.BinarySearchFunc(out, name, func(c model.CAFile, n string) int { return strings.Compare(c.Name, n) }); found {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(applied, name, func(c model.CAFile, n string) int { return strings.Compare(c.Name, n) })
+		if !found {
+			continue // not loaded either: nothing to keep
+		}
+		if len(out) == len(desired) {
+			out = slices.Clone(desired) // desired is shared read-only
+		}
+		j, _ := slices.BinarySearchFunc(out, name, func(c model.CAFile, n string) int { return strings.Compare(c.Name, n) })
+		out = slices.Insert(out, j, applied[i])
+	}
+	return out
+}
+
+// Draining returns the names of the backends of c that keep servers without a Route (free spares,
+// retired backends): those of Routes removed by the last plan, kept so that requests already on
+// their way finish, and deletions HAProxy deferred. The next plan removes them: callers plan again
+// soon while there are any, and ComputeDelta needs them among its dirty backends.
+func Draining(c *model.Config) []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	for _, b := range c.Backends {
+		if b.Route == "" && len(b.Servers) > 0 {
+			out = append(out, b.Name)
 		}
 	}
 	return out

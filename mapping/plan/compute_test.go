@@ -94,7 +94,7 @@ func TestComputeNoChange(t *testing.T) {
 	d2 := translate(t, withRoute(withoutRoute(in, "app", "plain"), newRoute("app", "new", "new.example.com", 9, withService("s-extra"))), opts)
 	p := plan.Compute(pooled, d2)
 	checkRuntimePlan(t, pooled, d2, p)
-	mixed := p.Next
+	mixed := settle(t, p.Next, d2)
 
 	for name, tc := range map[string]struct{ applied, desired *model.Config }{
 		"pool and desired":       {pooled, d},
@@ -319,19 +319,41 @@ func TestComputeClaimReleaseRetire(t *testing.T) {
 		t.Fatalf("second spare %+v", n)
 	}
 
-	// Deleting it releases the spare; deleting a Route under its own name retires its backend.
+	// Deleting it releases the spare; deleting a Route under its own name retires its backend. Both
+	// keep their servers (and the CA files these verify with) for one plan: requests that looked the
+	// old map entries up an instant before still reach them.
 	applied2 := p.Next
 	in3 := withoutRoute(withoutRoute(in2, "app", "secure2"), "app", "secure")
 	d3 := translate(t, in3, opts)
 	p = plan.Compute(applied2, d3)
 	checkRuntimePlan(t, applied2, d3, p)
 	released := p.Next.Backend(spareName)
-	if released.Route != "" || len(released.Servers) != 0 || released.TLS != nil || !released.Spare {
+	if released.Route != "" || len(released.Servers) == 0 || released.TLS == nil || !released.Spare {
 		t.Fatalf("released spare %+v", released)
 	}
 	retired := p.Next.Backend("be_secure:app:secure")
-	if retired == nil || !retired.Retired || retired.Route != "" || len(retired.Servers) != 0 || retired.TLS != nil {
+	if retired == nil || !retired.Retired || retired.Route != "" || len(retired.Servers) == 0 || retired.TLS == nil {
 		t.Fatalf("retired backend %+v", retired)
+	}
+	if slices.ContainsFunc(p.Ops, func(op plan.Op) bool {
+		switch op.(type) {
+		case plan.DelServer, plan.DelCAFile:
+			return true
+		}
+		return false
+	}) {
+		t.Fatalf("servers or CA files removed with their Route, ops:\n%s", opsText(p.Ops))
+	}
+	if got := plan.Draining(p.Next); !slices.Equal(got, []string{"be_secure:_spare:random-00", "be_secure:app:secure"}) {
+		t.Fatalf("draining %v", got)
+	}
+	// The next plan removes them, the CA files last.
+	applied2 = p.Next
+	p = plan.Compute(applied2, d3)
+	checkRuntimePlan(t, applied2, d3, p)
+	released, retired = p.Next.Backend(spareName), p.Next.Backend("be_secure:app:secure")
+	if len(released.Servers) != 0 || released.TLS != nil || len(retired.Servers) != 0 || retired.TLS != nil {
+		t.Fatalf("after the next plan: released %+v, retired %+v", released, retired)
 	}
 	if i := lastIndexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.DelCAFile); return ok }); i != len(p.Ops)-1 {
 		t.Fatalf("want DelCAFile last, ops:\n%s", opsText(p.Ops))

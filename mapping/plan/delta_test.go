@@ -34,7 +34,14 @@ func TestComputeDeltaWalk(t *testing.T) {
 				kind, _ := w.step(applied)
 				d := shareWith(base, translate(t, w.input(), w.opts))
 				full := plan.ComputeWith(applied, d, tc.o)
-				delta, ok := plan.ComputeDelta(applied, base, d, nil, tc.o)
+				var dirty map[string]bool
+				for _, name := range plan.Draining(applied) {
+					if dirty == nil {
+						dirty = map[string]bool{}
+					}
+					dirty[name] = true
+				}
+				delta, ok := plan.ComputeDelta(applied, base, d, dirty, tc.o)
 				if ok {
 					taken++
 					if !reflect.DeepEqual(delta.Structural, full.Structural) || !reflect.DeepEqual(delta.Ops, full.Ops) {

@@ -87,7 +87,7 @@ func sameBackends(from, to *model.Config) error {
 			return fmt.Errorf("backend %q where %q runs: backends can only be added or removed by a reload", b.Name, a.Name)
 		}
 		diffs := optionDiff(a, b)
-		if len(diffs) == 1 && diffs[0] == "tls" && a.Route != b.Route && (len(a.Servers) == 0 || len(b.Servers) == 0) {
+		if len(diffs) == 1 && diffs[0] == "tls" && (a.Route != b.Route || b.Route == "") && (len(a.Servers) == 0 || len(b.Servers) == 0) {
 			continue
 		}
 		if len(diffs) > 0 {

@@ -116,17 +116,43 @@ func checkRuntimePlan(t testing.TB, applied, desired *model.Config, p plan.Plan)
 	if got, want := plantest.RuntimeView(sim), plantest.RuntimeView(p.Next); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Simulate(applied, ops) differs from Next:\n%s\nops:\n%s", viewDiff(got, want), opsText(p.Ops))
 	}
-	checkServes(t, p.Next, desired)
+	checkServes(t, applied, p.Next, desired)
 	checkOrder(t, p.Ops, p.Next)
-	if again := plan.Compute(p.Next, desired); again.NeedsReload() || len(again.Ops) > 0 {
-		t.Fatalf("planning again from Next: reasons %v, ops:\n%s", again.Structural, opsText(again.Ops))
+	again := plan.Compute(p.Next, desired)
+	if again.NeedsReload() {
+		t.Fatalf("planning again from Next: reasons %v", again.Structural)
+	}
+	if len(plan.Draining(p.Next)) == 0 {
+		if len(again.Ops) > 0 {
+			t.Fatalf("planning again from Next: ops:\n%s", opsText(again.Ops))
+		}
+		return
+	}
+	// The servers kept on backends that lost their Route go at the next plan, and nothing else.
+	for _, op := range again.Ops {
+		switch o := op.(type) {
+		case plan.DelServer, plan.DelCAFile:
+		case plan.SetServerState:
+			if o.State != model.StateMaint {
+				t.Fatalf("planning again from Next with draining servers: %v", op)
+			}
+		default:
+			t.Fatalf("planning again from Next with draining servers: %v; ops:\n%s", op, opsText(again.Ops))
+		}
+	}
+	if n := plan.Draining(again.Next); len(n) != 0 {
+		t.Fatalf("backends %v still draining after the second plan", n)
+	}
+	if third := plan.Compute(again.Next, desired); third.NeedsReload() || len(third.Ops) > 0 {
+		t.Fatalf("planning a third time: reasons %v, ops:\n%s", third.Structural, opsText(third.Ops))
 	}
 }
 
 // checkServes checks that next serves what desired describes: each desired Route's backend is served
 // by the backend next's RouteInfo names, with the same servers, and the maps are desired's with
-// backend names replaced accordingly. No other backend of next has servers or a Route.
-func checkServes(t testing.TB, next, desired *model.Config) {
+// backend names replaced accordingly. No other backend of next has a Route, and only those that
+// served one in applied (retiring, kept one plan long) have servers.
+func checkServes(t testing.TB, applied, next, desired *model.Config) {
 	t.Helper()
 	if len(next.Routes) != len(desired.Routes) {
 		t.Fatalf("next has %d routes, desired %d", len(next.Routes), len(desired.Routes))
@@ -154,7 +180,11 @@ func checkServes(t testing.TB, next, desired *model.Config) {
 		}
 	}
 	for _, b := range next.Backends {
-		if !serving[b.Name] && (len(b.Servers) > 0 || b.Route != "") {
+		retiring := false
+		if a := applied.Backend(b.Name); a != nil && a.Route != "" {
+			retiring = reflect.DeepEqual(a.Servers, b.Servers)
+		}
+		if !serving[b.Name] && (b.Route != "" || (len(b.Servers) > 0 && !retiring)) {
 			t.Fatalf("backend %s serves no Route but has Route %q and %d servers", b.Name, b.Route, len(b.Servers))
 		}
 	}
@@ -176,8 +206,22 @@ func checkServes(t testing.TB, next, desired *model.Config) {
 	if !reflect.DeepEqual(plantest.RuntimeView(&model.Config{Maps: next.Maps}), plantest.RuntimeView(&model.Config{Maps: want})) {
 		t.Fatalf("next's maps are not desired's under the served names:\nnext %v\nwant %v", next.Maps, want)
 	}
-	if !reflect.DeepEqual(next.Certificates, desired.Certificates) || !reflect.DeepEqual(next.CAFiles, desired.CAFiles) {
-		t.Fatal("next's certificates or CA files differ from desired's")
+	// CA files: desired's, and those the servers of a retiring backend still verify with.
+	wantCAs := map[string]bool{}
+	for _, c := range desired.CAFiles {
+		wantCAs[c.Name] = true
+	}
+	for _, b := range next.Backends {
+		if !serving[b.Name] && b.TLS != nil && len(b.Servers) > 0 {
+			wantCAs[b.TLS.CAFile] = true
+		}
+	}
+	gotCAs := map[string]bool{}
+	for _, c := range next.CAFiles {
+		gotCAs[c.Name] = true
+	}
+	if !reflect.DeepEqual(next.Certificates, desired.Certificates) || !reflect.DeepEqual(gotCAs, wantCAs) {
+		t.Fatalf("next's certificates or CA files differ from desired's (CA files %v, want %v)", gotCAs, wantCAs)
 	}
 }
 
@@ -380,4 +424,18 @@ func checkOrder(t testing.TB, ops []plan.Op, next *model.Config) {
 			lastBackend = b
 		}
 	}
+}
+
+// settle returns the state HAProxy runs once the servers next keeps for backends that lost their
+// Route are gone (the plan after next, toward the same desired state).
+func settle(t testing.TB, next, desired *model.Config) *model.Config {
+	t.Helper()
+	if len(plan.Draining(next)) == 0 {
+		return next
+	}
+	p := plan.Compute(next, desired)
+	if p.NeedsReload() {
+		t.Fatalf("settling: reasons %v", p.Structural)
+	}
+	return p.Next
 }

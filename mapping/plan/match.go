@@ -46,8 +46,15 @@ type claimKey struct {
 //     spare of its kind and balance with the lowest name (PoolExhausted when none is left), and
 //     other new backends are NewBackend;
 //   - applied backends left over are released (claimed spares, back in the pool) or retired (backends
-//     under their own name), without servers and without Route (reencrypt ones without TLS settings,
-//     since their Route's CA file may go); free spares and retired backends stay as they are.
+//     under their own name), without Route but with their servers as they are (retiring); free
+//     spares and retired backends lose their servers, and reencrypt ones their TLS settings (their
+//     Route's CA file may go).
+//
+// Retiring: once no map entry selects a backend, a request that looked the old entry up an instant
+// before may still be on its way to a server (HAProxy runs the socket's commands on one thread and
+// requests on the others). Taking the servers away in the same plan would answer it 503, where a
+// reload lets the old worker finish it. So a backend that loses its Route keeps its servers, ready,
+// for one plan; the next plan (Draining says when one is due) removes them.
 //
 // Desired backends that are themselves spare or retired (a Next given back as desired) match the
 // applied backend of the same name.
@@ -165,26 +172,38 @@ func matchBackends(applied, desired *model.Config) matching {
 				m.rename[d.Name] = a.Name
 			}
 		case a.Spare && a.Route == "", a.Retired:
-			// A free spare or a retired backend keeps its options and has no servers: servers left
-			// there (deletions HAProxy deferred while connections were attached) get removed again.
+			// A free spare or a retired backend keeps its options and has no servers: the servers
+			// its Route left (kept one plan long, see below) and those HAProxy refused to delete
+			// while connections were attached get removed now; with them goes the TLS setting of a
+			// reencrypt one (without servers it needs no CA file, and its Route's may go).
 			m.next[i] = a
-			if len(a.Servers) > 0 || a.Servers == nil {
+			if len(a.Servers) > 0 || a.Servers == nil || (a.TLS != nil && (a.Spare || a.Kind == model.KindReencrypt)) {
 				n := *a
 				n.Servers = []model.Server{}
+				if a.Spare || a.Kind == model.KindReencrypt {
+					n.TLS = nil
+				}
 				m.next[i] = &n
 			}
 		case a.Spare:
-			// A released spare: no TLS settings (a backend without servers needs no CA file), and the
-			// free spare's forwarded-headers policy.
+			// A released spare, with the free spare's forwarded-headers policy. Its servers (and the
+			// TLS settings they were added with) stay one plan long: see retiring.
 			n := *a
-			n.Route, n.TLS, n.Servers = "", nil, []model.Server{}
+			n.Route = ""
 			n.ForwardedHeaders = spareTemplate(&desired.Settings, a.Kind, a.Balance, a.Name).ForwardedHeaders
+			if len(n.Servers) == 0 {
+				n.TLS, n.Servers = nil, []model.Server{}
+			}
 			m.next[i] = &n
 		default:
+			// A retired backend, its servers kept one plan long (see retiring).
 			n := *a
-			n.Route, n.Retired, n.Servers = "", true, []model.Server{}
-			if a.Kind == model.KindReencrypt {
-				n.TLS = nil // its Route's CA file may go; without servers it needs none
+			n.Route, n.Retired = "", true
+			if len(n.Servers) == 0 {
+				n.Servers = []model.Server{}
+				if a.Kind == model.KindReencrypt {
+					n.TLS = nil
+				}
 			}
 			m.next[i] = &n
 		}
@@ -193,17 +212,21 @@ func matchBackends(applied, desired *model.Config) matching {
 }
 
 // claimable returns the position in pool (free spares of d's kind and balance, lowest name first)
-// of the spare that d claims, -1 when none can serve it. A free spare may still hold servers whose
-// deletion HAProxy deferred while connections were attached; a backend with TLS settings only claims
-// one without, since the server lines of its Route carry the CA file and a server of the same name
-// left from the spare's last Route would keep the old one.
+// of the spare that d claims, -1 when none can serve it. A free spare may still hold servers: those
+// of the Route it served until the last plan (see retiring), or deletions HAProxy deferred while
+// connections were attached. A spare without any comes first; a backend with TLS settings claims
+// only such a one, since the server lines of its Route carry its CA file and a server of the same
+// name left from the spare's last Route would keep the old one.
 func claimable(pool []int, applied []*model.Backend, d *model.Backend) int {
 	for pos, i := range pool {
-		if d.TLS == nil || len(applied[i].Servers) == 0 {
+		if len(applied[i].Servers) == 0 {
 			return pos
 		}
 	}
-	return -1
+	if d.TLS != nil || len(pool) == 0 {
+		return -1
+	}
+	return 0
 }
 
 // nameIndex returns, for each desired backend, the index of the applied backend of the same name

@@ -293,7 +293,7 @@ func (i *Instance) plan(desired *model.Config, opts plan.Options) (plan.Plan, bo
 
 // rebase records desired as the base of the next plan once HAProxy runs its plan: after a reload
 // that installed the plan's Next as it is, or after runtime ops (backends with deferred deletions
-// differ from the plan: they are dirty). Anything else voids the base.
+// differ from the plan, and those that lost their Route still have servers: they are dirty). Anything else voids the base.
 func (i *Instance) rebase(desired *model.Config, out Outcome, err error) {
 	i.base = planBase{}
 	switch {
@@ -304,11 +304,18 @@ func (i *Instance) rebase(desired *model.Config, out Outcome, err error) {
 		}
 	default:
 		var dirty map[string]bool
-		for _, d := range out.Result.Deferred {
+		mark := func(name string) {
 			if dirty == nil {
 				dirty = map[string]bool{}
 			}
-			dirty[d.Backend] = true
+			dirty[name] = true
+		}
+		for _, d := range out.Result.Deferred {
+			mark(d.Backend)
+		}
+		// Backends that lost their Route keep their servers until the next plan removes them.
+		for _, name := range plan.Draining(i.applied) {
+			mark(name)
 		}
 		i.base = planBase{desired: desired, applied: i.applied, dirty: dirty}
 	}

@@ -207,7 +207,9 @@ func (l *loop) update(ctx context.Context, desired *model.Config, rep *syncRepor
 			l.restarted(restart)
 		}
 	}
-	l.deferredPending = len(out.Result.Deferred) > 0
+	// Servers of backends that lost their Route wait for the next plan (plan.Draining), as do the
+	// deletions HAProxy deferred.
+	l.deferredPending = len(out.Result.Deferred) > 0 || len(plan.Draining(c.HAProxy.Applied())) > 0
 	l.refill = len(out.PoolLow) > 0
 	return nil
 }
