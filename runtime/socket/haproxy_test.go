@@ -54,6 +54,12 @@ backend be_tcp
     balance roundrobin
 backend be_secure
     balance roundrobin
+defaults prof_http
+    mode http
+    balance roundrobin
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
 `
 
 type bed struct {

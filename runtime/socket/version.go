@@ -97,6 +97,9 @@ type Capabilities struct {
 	// AddServerNoSNIAuto (3.4+): `add server` takes `no-sni-auto`; 3.3 refuses it, so a TLS server
 	// cannot be added at runtime with the configuration's behaviour there.
 	AddServerNoSNIAuto bool
+	// DynamicBackends (3.4+): `add backend <name> from <named defaults>`, `publish backend`,
+	// `unpublish backend` and `del backend` (AddBackend and friends).
+	DynamicBackends bool
 }
 
 // CapabilitiesOf returns the capabilities of HAProxy version v.
@@ -112,6 +115,7 @@ func CapabilitiesOf(v Version) Capabilities {
 		DelMapDeletesOne:         v.AtLeast(3, 4),
 		SNIAuto:                  v.AtLeast(3, 3),
 		AddServerNoSNIAuto:       v.AtLeast(3, 4),
+		DynamicBackends:          v.AtLeast(3, 4),
 		AddCAFile:                v.AtLeast(2, 7),
 		LargePayloads:            v.AtLeast(3, 4),
 		RuntimeCRLFile:           v.AtLeast(3, 2),
