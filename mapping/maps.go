@@ -30,7 +30,7 @@ type mapValue struct {
 
 func newMapBuilder(forwarded string) *mapBuilder {
 	m := &mapBuilder{maps: map[string]map[string]mapValue{}, forwarded: forwarded}
-	for _, name := range []string{model.MapCookieSameSite, model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapHeaderValues} {
+	for _, name := range []string{model.MapCookieSameSite, model.MapCookieNames, model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapHeaderValues} {
 		m.maps[name] = map[string]mapValue{}
 	}
 	return m
@@ -83,6 +83,9 @@ func (m *mapBuilder) addRoute(a *admission) {
 	}
 	if p := a.options.forwardedHeaders; p != "" && p != m.forwarded {
 		m.add(model.MapForwardedHeaders, a.backendName, p, true)
+	}
+	if a.options.cookie != nil {
+		m.add(model.MapCookieNames, a.backendName, a.options.cookie.Name, true)
 	}
 	if a.options.cookie != nil && a.options.cookieSameSite != "" {
 		m.add(model.MapCookieSameSite, a.backendName, a.options.cookieSameSite, true)

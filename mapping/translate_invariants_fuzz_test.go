@@ -32,7 +32,7 @@ const (
 var (
 	layoutFrontends = []string{model.FrontendPublic, model.FrontendPublicSSL, model.FrontendSNI, model.FrontendNoSNI, "stats"}
 	layoutBackends  = map[string]string{model.SNIBackend: "fe_sni", model.NoSNIBackend: "fe_no_sni", model.DefaultBackend: ""}
-	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite, model.MapHeaderValues}
+	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues}
 )
 
 // twoWordDirectives are the directives whose second word says what they do: a directive is told by
@@ -473,6 +473,11 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 			secure := (ri.Termination == string(routev1.TLSTerminationEdge) || ri.Termination == string(routev1.TLSTerminationReencrypt)) &&
 				ri.InsecurePolicy != string(routev1.InsecureEdgeTerminationPolicyAllow)
 			if key == ri.Backend && secure && slices.Contains([]string{"Lax", "Strict", "None"}, value) {
+				return true
+			}
+		case model.MapCookieNames:
+			// The cookie name of a backend with a sticky cookie: a valid cookie name.
+			if b := c.cfg.Backend(key); key == ri.Backend && b != nil && b.Cookie != nil && value == b.Cookie.Name && value != "" {
 				return true
 			}
 		case model.MapForwardedHeaders:

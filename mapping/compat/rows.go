@@ -662,8 +662,9 @@ var rows = []Row{
 		Kind: Annotation, Name: "router.openshift.io/cookie_name", Default: "ROUTER_COOKIE_NAME, else a hash of the Route", Status: Different,
 		Note: "Name of the sticky-session cookie; without a valid one, ROUTER_COOKIE_NAME, else the stock router's name for the Route (the MD5 hex of ` <namespace>:<name>`). " +
 			"Cookie values are the stock router's too (the MD5 hex of the endpoint id) on HAProxy 3.0 and later, so clients keep their pod across stock and haroute replicas; before 3.0 they are HAProxy's dynamic cookies. " +
+			"A change of the annotation is a map entry, no reload. " +
 			"Different: a name longer than 255 characters is ignored (the stock router writes any length, which can make HAProxy refuse its whole configuration), " +
-			"and a Route haroute starts serving between reloads uses the cookie name of the spare backend that serves it until the next reload (docs/design.md).",
+			"and a request with more than one `Cookie` line is not sticky (docs/design.md).",
 	},
 	{
 		Kind: Annotation, Name: "router.openshift.io/haproxy.health.check.interval", Default: "ROUTER_BACKEND_CHECK_INTERVAL", Status: Different,

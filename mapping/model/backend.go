@@ -106,11 +106,19 @@ type Backend struct {
 // server`); before 3.0 the values are HAProxy's dynamic cookies (a hash of Key, the server's address
 // and port), which servers added at runtime get too. Its Secure and SameSite attributes are not
 // backend options: MapCookieSameSite holds them, so that they change at runtime.
+//
+// Name reaches HAProxy through MapCookieNames, not the backend's options: the backend's cookie
+// line names CookieEngineName.
 type Cookie struct {
 	Name string `json:"name" yaml:"name"`
 	// Key is the backend's dynamic-cookie-key (HAProxy before 3.0).
 	Key string `json:"key" yaml:"key"`
 }
+
+// CookieEngineName is the name of the cookie HAProxy's cookie engine inserts and reads in every
+// backend with a Cookie; the backend's rules rename it to and from the Route's own (MapCookieNames).
+// A client never sees it, and a server never receives it.
+const CookieEngineName = "haroute_sticky"
 
 // RateLimit mirrors haproxy.router.openshift.io/rate-limit-connections.*; zero fields are off.
 type RateLimit struct {

@@ -84,6 +84,12 @@ const (
 	// "; Secure; SameSite=<value>" to the cookie HAProxy inserts, as OpenShift's router has it. A
 	// Route's policy or cookie-same-site annotation then changes at runtime with a map entry.
 	MapCookieSameSite = "haroute_cookie.map"
+	// MapCookieNames maps every backend with a sticky-session cookie to the cookie's name (the
+	// Route's cookie_name annotation, ROUTER_COOKIE_NAME, or DefaultCookieName of the Route's own
+	// backend). HAProxy's cookie engine runs under the fixed name CookieEngineName and the backend
+	// renames the cookie both ways, so that a spare serves a new Route under that Route's cookie name
+	// from its first request, and a Route's cookie name changes at runtime with a map entry.
+	MapCookieNames = "haroute_cookie_names.map"
 	// MapHeaderValues holds the literal values of the Routes' header actions (HeaderRule.Key →
 	// the value, URL-encoded: MappedHeaderValue), so that a Route's header value changes at runtime
 	// with a map entry.

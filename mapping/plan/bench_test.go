@@ -112,8 +112,9 @@ func TestBenchmarkPlans(t *testing.T) {
 	dRoute := translate(t, withRoute(in, newRoute("ns-1", "route-new", "new.apps.example.com", 201, withService("svc-1"))), opts)
 	p = plan.Compute(applied, dRoute)
 	checkRuntimePlan(t, applied, dRoute, p)
-	// 10 servers × (add, health, ready), one entry in the plain-HTTP map and one in the redirect map.
-	if len(p.Ops) != 32 {
-		t.Fatalf("one route: want 32 ops:\n%s", opsText(p.Ops))
+	// 10 servers × (add, health, ready), one entry in the plain-HTTP map, one in the redirect map and
+	// one for the cookie name.
+	if len(p.Ops) != 33 {
+		t.Fatalf("one route: want 33 ops:\n%s", opsText(p.Ops))
 	}
 }

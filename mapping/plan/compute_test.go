@@ -226,9 +226,6 @@ func TestComputeStructural(t *testing.T) {
 		"timeout annotation on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
 			return withRoute(in, extra(withAnnotation(mapping.AnnotationTimeout, "5s"))), o
 		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_http:app:extra", Detail: "non-default options: timeoutServer"}}},
-		"cookie name on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
-			return withRoute(in, extra(withAnnotation(mapping.AnnotationCookieName, "c"))), o
-		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_http:app:extra", Detail: "non-default options: cookie"}}},
 		"leastconn on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
 			return withRoute(in, extra(withAnnotation(mapping.AnnotationBalance, "leastconn"))), o
 		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_http:app:extra", Detail: "non-default options: balance"}}},
@@ -737,4 +734,43 @@ func TestComputeHealthChecksFollowActiveEndpoints(t *testing.T) {
 	if p := plan.ComputeWith(started, applied, plan.Options{ReloadEveryChange: true}); p.NeedsReload() {
 		t.Fatalf("reload mode reloads to stop the started checks: %v", p.Structural)
 	}
+}
+
+// TestComputeCookieNameIsAMapEntry: the cookie name is no backend option (haroute_cookie_names.map
+// carries it). A new Route with a cookie_name annotation claims a spare, which serves it under that
+// name from the first request; changing the annotation of a served Route is one map entry.
+func TestComputeCookieNameIsAMapEntry(t *testing.T) {
+	in := baseInput(loadCerts(t))
+	opts := testOptions(2)
+	applied := plan.WithPool(translate(t, in, opts))
+	named := func(name string) *routev1.Route {
+		return newRoute("app", "extra", "extra.example.com", 20, withService("s-extra"), withAnnotation(mapping.AnnotationCookieName, name))
+	}
+	d := translate(t, withRoute(in, named("c1")), opts)
+	p := plan.Compute(applied, d)
+	checkRuntimePlan(t, applied, d, p)
+	spare := routeInfo(p.Next, "app/extra").Backend
+	if v, ok := mapValue(p.Next, model.MapCookieNames, spare); spare == "be_http:app:extra" || !ok || v != "c1" {
+		t.Fatalf("the claimed spare %s has cookie name %q (%v), want c1", spare, v, ok)
+	}
+	d2 := translate(t, withRoute(in, named("c2")), opts)
+	p2 := plan.Compute(p.Next, d2)
+	checkRuntimePlan(t, p.Next, d2, p2)
+	want := []plan.Op{plan.SetMapEntry{Map: model.MapCookieNames, Key: spare, Value: "c2"}}
+	if !reflect.DeepEqual(p2.Ops, want) {
+		t.Fatalf("renaming the cookie: ops\n%s", opsText(p2.Ops))
+	}
+}
+
+func mapValue(c *model.Config, name, key string) (string, bool) {
+	m := c.Map(name)
+	if m == nil {
+		return "", false
+	}
+	for _, e := range m.Entries {
+		if e.Key == key {
+			return e.Value, true
+		}
+	}
+	return "", false
 }

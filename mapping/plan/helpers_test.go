@@ -347,7 +347,7 @@ func opPhase(op plan.Op, next *model.Config, removedCert map[string]bool) int {
 		switch o.Map {
 		case model.MapHTTPRedirect:
 			return redirectDel
-		case model.MapForwardedHeaders, model.MapCookieSameSite, model.MapHeaderValues:
+		case model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues:
 			return 9
 		}
 		return 8
@@ -365,7 +365,7 @@ const redirectDel = -1
 // mapAddPhase is opPhase for a map add or set.
 func mapAddPhase(m, value string) int {
 	switch {
-	case m == model.MapForwardedHeaders, m == model.MapCookieSameSite, m == model.MapHeaderValues,
+	case m == model.MapForwardedHeaders, m == model.MapCookieSameSite, m == model.MapCookieNames, m == model.MapHeaderValues,
 		m == model.MapHTTPRedirect && value == "1":
 		return 5
 	case m == model.MapHTTPRedirect:

@@ -88,7 +88,8 @@ func equalPtr[T comparable](a, b *T) bool {
 	return *a == *b
 }
 
-// sameCookie compares the cookies of two backends, a default name or key matching a default one.
+// sameCookie compares the cookies of two backends (their presence and dynamic-cookie keys, a
+// default key matching a default one).
 func sameCookie(a, b *model.Backend) bool {
 	ca, cb := a.Cookie, b.Cookie
 	if ca == nil || cb == nil {
@@ -96,10 +97,10 @@ func sameCookie(a, b *model.Backend) bool {
 	}
 	if a.Name == b.Name {
 		// The same defaults apply to both sides: compare as they are (and skip the hashing).
-		return ca.Name == cb.Name && ca.Key == cb.Key
+		return ca.Key == cb.Key
 	}
-	return cookieWord(ca.Name, model.DefaultCookieName(a.Name)) == cookieWord(cb.Name, model.DefaultCookieName(b.Name)) &&
-		cookieWord(ca.Key, model.DefaultCookieKey(a.Name)) == cookieWord(cb.Key, model.DefaultCookieKey(b.Name))
+	// The name is not an option: model.MapCookieNames carries it.
+	return cookieWord(ca.Key, model.DefaultCookieKey(a.Name)) == cookieWord(cb.Key, model.DefaultCookieKey(b.Name))
 }
 
 // cookieWord returns v, or a marker no cookie name or key can hold when v is the backend's default.

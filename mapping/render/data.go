@@ -37,7 +37,7 @@ const (
 // the model has no entries for them) even when the model omits them.
 var standardMaps = []string{
 	model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain,
-	model.MapForwardedHeaders, model.MapCookieSameSite, model.MapHeaderValues,
+	model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues,
 }
 
 // Data is the value haproxy.cfg templates are executed with. Custom templates (TEMPLATE_FILE) read the

@@ -149,6 +149,7 @@ func (f *fixture) model(t testing.TB) *model.Config {
 		},
 		Maps: []model.MapFile{
 			{Name: model.MapCookieSameSite, Entries: entries(edge, "Lax")},
+			{Name: model.MapCookieNames, Entries: entries(edge, "edge_cookie")},
 			{Name: model.MapForwardedHeaders, Entries: entries(
 				edge, "replace",
 				never, "never",

@@ -68,6 +68,7 @@ func (f *funcs) funcMap() template.FuncMap {
 		"genCertificateHostName":     genCertificateHostName,
 		// haroute's.
 		"mapPath":            f.mapPath,
+		"cookieEngineName":   func() string { return model.CookieEngineName },
 		"certPath":           f.certPath,
 		"caPath":             f.caPath,
 		"bindAddr":           f.bindAddr,

@@ -77,7 +77,7 @@ func TestRenderFiles(t *testing.T) {
 	want := []string{
 		"conf/cert_config.map", "conf/default_pub_keys.pem", "conf/haproxy.cfg", ErrorPage503File, ErrorPage404File,
 		"conf/os_edge_reencrypt_be.map", "conf/os_http_be.map", "conf/os_route_http_redirect.map",
-		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map", "conf/haroute_cookie.map", "conf/haroute_header_values.map",
+		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map", "conf/haroute_cookie.map", "conf/haroute_cookie_names.map", "conf/haroute_header_values.map",
 		"router/cacerts/ns2:re.pem", "router/certs/ns1:edge.pem", "router/certs/ns1:wild.pem",
 		DefaultBackendFile,
 	}
@@ -222,12 +222,15 @@ func TestRenderDefaultTemplate(t *testing.T) {
 			`  http-request replace-path '^/shop(.*)$' '/it'\''s%%41\1'`,
 			"  http-response set-header Strict-Transport-Security 'max-age=31536000;includeSubDomains;preload' if { ssl_fc }",
 			".if version_atleast(3.0)",
-			"  cookie edge_cookie insert indirect nocache httponly",
+			"  cookie haroute_sticky insert indirect nocache httponly",
 			".else",
-			"  cookie edge_cookie insert indirect nocache httponly dynamic",
+			"  cookie haroute_sticky insert indirect nocache httponly dynamic",
 			"  dynamic-cookie-key 0123456789abcdef",
 			".endif",
-			`  http-after-response replace-header Set-Cookie '^(edge_cookie=[^;]*(; Expires=[^;]*)?; path=/; HttpOnly)$' '\1; Secure; SameSite=%[be_name,map_str(/srv/haproxy/conf/haroute_cookie.map)]' if { be_name,map_str(/srv/haproxy/conf/haroute_cookie.map) -m found }`,
+			"  http-request set-var(txn.ck_name) be_name,map_str(/srv/haproxy/conf/haroute_cookie_names.map)",
+			`  http-request set-var(txn.ck_out) 'var(txn.ck_in),regsub("^([^|]+)[|]((.*;[ ]*)?)\\1=","\\2haroute_sticky=")' if { var(txn.ck_in) -m found }`,
+			`  http-after-response replace-header Set-Cookie '^haroute_sticky=([^;]*(; Expires=[^;]*)?; path=/; HttpOnly)$' '%[var(txn.ck_name)]=\1; Secure; SameSite=%[be_name,map_str(/srv/haproxy/conf/haroute_cookie.map)]' if { var(txn.ck_name) -m found } { be_name,map_str(/srv/haproxy/conf/haroute_cookie.map) -m found }`,
+			`  http-after-response replace-header Set-Cookie '^haroute_sticky=(.*)$' '%[var(txn.ck_name)]=\1' if { var(txn.ck_name) -m found }`,
 			// echo -n pod:edge-2:svc:http:fd00::2:8080 | md5sum
 			"  server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 id 670168 weight 0 maxconn 100 check inter 2s disabled cookie efefcf308258895dbf383aa6dcce756b",
 			"  server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 id 670168 weight 0 maxconn 100 check inter 2s disabled",
