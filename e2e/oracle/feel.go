@@ -370,8 +370,8 @@ func (s *Sticky) Identity(applied *model.Config, st *FeelStats) []string {
 // step is left alone). While the cookie's server is ready with a weight, the answer must come from
 // that server and carry no new cookie (with "insert indirect" HAProxy sets one only when it did not
 // recognise the client's). This holds across every change but the one rename a Route may go through,
-// from a spare to its own backend, after which the client is dropped; so are clients whose Route or
-// server went.
+// from a spare to its own backend, and a change of its cookie's name (its cookie_name annotation),
+// after which the client is dropped; so are clients whose Route or server went.
 func (s *Sticky) Check(c *testbed.Client, applied *model.Config, urls map[string]string, st *FeelStats) []string {
 	var out []string
 	for _, key := range sortedKeys(s.clients) {
@@ -382,7 +382,7 @@ func (s *Sticky) Check(c *testbed.Client, applied *model.Config, urls map[string
 			continue
 		}
 		srv, ok := serverOf(applied.Backend(ri.Backend), sc.server)
-		if !ok {
+		if name, _, _ := strings.Cut(sc.cookie, "="); !ok || name != cookieNameOf(applied, ri.Backend) {
 			delete(s.clients, key)
 			continue
 		}
@@ -401,6 +401,20 @@ func (s *Sticky) Check(c *testbed.Client, applied *model.Config, urls map[string
 		}
 	}
 	return out
+}
+
+// cookieNameOf returns the name of backend's sticky cookie in applied ("" without one).
+func cookieNameOf(applied *model.Config, backend string) string {
+	m := applied.Map(model.MapCookieNames)
+	if m == nil {
+		return ""
+	}
+	for _, e := range m.Entries {
+		if e.Key == backend {
+			return e.Value
+		}
+	}
+	return ""
 }
 
 // isSpare reports whether a backend name is one of the spare pool's.

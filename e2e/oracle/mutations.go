@@ -414,3 +414,32 @@ func (wk *Walker) forwarded() (Mutation, bool) {
 	r.Annotations[mapping.AnnotationForwardedHeaders] = v
 	return Mutation{Kind: MutForwarded, Route: r.Key(), Detail: fmt.Sprintf("%q → %s", old, v)}, true
 }
+
+// cookieName sets, changes or removes the cookie_name annotation of a Route that terminates HTTP
+// (a passthrough Route has no cookie).
+func (wk *Walker) cookieName() (Mutation, bool) {
+	var rs []*Route
+	for _, r := range wk.routes(wk.unstable) {
+		if r.Kind != KindPassthrough {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) == 0 {
+		return Mutation{}, false
+	}
+	r := pick(wk.rng, rs)
+	if r.Annotations == nil {
+		r.Annotations = map[string]string{}
+	}
+	old, set := r.Annotations[mapping.AnnotationCookieName]
+	if set && wk.rng.IntN(3) == 0 {
+		delete(r.Annotations, mapping.AnnotationCookieName)
+		return Mutation{Kind: MutCookieName, Route: r.Key(), Detail: fmt.Sprintf("annotation %s removed", old)}, true
+	}
+	v := old
+	for v == old {
+		v = pick(wk.rng, []string{"session", "shop_id", "sticky-1"})
+	}
+	r.Annotations[mapping.AnnotationCookieName] = v
+	return Mutation{Kind: MutCookieName, Route: r.Key(), Detail: fmt.Sprintf("%q → %s", old, v)}, true
+}

@@ -30,6 +30,9 @@ const (
 	// MutHeaders changes a Route's header actions (headers): mostly a literal value (a map entry),
 	// now and then the actions themselves (a reload); the backends report what they received.
 	MutHeaders MutationKind = "header-actions"
+	// MutCookieName sets, changes or removes a Route's cookie_name annotation: a runtime change (a
+	// map entry), which the probes see in the cookies A and B hand out.
+	MutCookieName MutationKind = "cookie-name"
 	// MutListener rotates the router's own TLS files (WalkOptions.Listener): the default
 	// certificate or the client CRLs (runtime), now and then the client CA (a reload).
 	MutListener MutationKind = "listener-files"
@@ -38,16 +41,16 @@ const (
 // mutationOrder fixes the order in which weights are read, so a seed always gives the same walk.
 var mutationOrder = []MutationKind{
 	MutScale, MutPodIP, MutWeight, MutAddRoute, MutDeleteRoute, MutHost, MutPath, MutInsecure,
-	MutAlternate, MutCert, MutAnnotation, MutForwarded, MutListener, MutHeaders,
+	MutAlternate, MutCert, MutAnnotation, MutForwarded, MutListener, MutHeaders, MutCookieName,
 }
 
 // Weights are the step weights of the equivalence walk (they sum to 100; MutAnnotation, the
 // structural kind, has 5).
 func Weights() map[MutationKind]int {
 	return map[MutationKind]int{
-		MutScale: 12, MutPodIP: 9, MutWeight: 8, MutAddRoute: 15, MutDeleteRoute: 10, MutHost: 7,
+		MutScale: 10, MutPodIP: 8, MutWeight: 8, MutAddRoute: 15, MutDeleteRoute: 10, MutHost: 7,
 		MutPath: 7, MutInsecure: 6, MutAlternate: 3, MutCert: 9, MutAnnotation: 5, MutForwarded: 4,
-		MutHeaders: 5,
+		MutHeaders: 5, MutCookieName: 3,
 	}
 }
 
@@ -240,6 +243,8 @@ func (wk *Walker) apply(kind MutationKind) (Mutation, bool) {
 		return wk.annotate()
 	case MutForwarded:
 		return wk.forwarded()
+	case MutCookieName:
+		return wk.cookieName()
 	case MutListener:
 		return wk.rotateListener()
 	case MutHeaders:
