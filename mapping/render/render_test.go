@@ -227,10 +227,6 @@ func TestRenderDefaultTemplate(t *testing.T) {
 			"  cookie haroute_sticky insert indirect nocache httponly dynamic",
 			"  dynamic-cookie-key 0123456789abcdef",
 			".endif",
-			"  http-request set-var(txn.ck_name) be_name,map_str(/srv/haproxy/conf/haroute_cookie_names.map)",
-			`  http-request set-var(txn.ck_out) 'var(txn.ck_in),regsub("^([^|]+)[|]((.*;[ ]*)?)\\1=","\\2haroute_sticky=")' if { var(txn.ck_in) -m found }`,
-			`  http-after-response replace-header Set-Cookie '^haroute_sticky=([^;]*(; Expires=[^;]*)?; path=/; HttpOnly)$' '%[var(txn.ck_name)]=\1; Secure; SameSite=%[be_name,map_str(/srv/haproxy/conf/haroute_cookie.map)]' if { var(txn.ck_name) -m found } { be_name,map_str(/srv/haproxy/conf/haroute_cookie.map) -m found }`,
-			`  http-after-response replace-header Set-Cookie '^haroute_sticky=(.*)$' '%[var(txn.ck_name)]=\1' if { var(txn.ck_name) -m found }`,
 			// echo -n pod:edge-2:svc:http:fd00::2:8080 | md5sum
 			"  server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 id 670168 weight 0 maxconn 100 check inter 2s disabled cookie efefcf308258895dbf383aa6dcce756b",
 			"  server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 id 670168 weight 0 maxconn 100 check inter 2s disabled",
@@ -269,7 +265,18 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		}
 	}
 	for _, fe := range []string{"frontend public", "frontend fe_sni", "frontend fe_no_sni"} {
+		// The sticky cookie's name, once per frontend (not in every backend).
 		s := section(t, out, fe)
+		for _, line := range []string{
+			"  http-request set-var(txn.ck_name) var(txn.be),map_str(/srv/haproxy/conf/haroute_cookie_names.map) if { var(txn.be) -m found }",
+			`  http-request set-var(txn.ck_out) 'var(txn.ck_in),regsub("^([^|]+)[|]((.*;[ ]*)?)\\1=","\\2haroute_sticky=")' if { var(txn.ck_in) -m found }`,
+			`  http-after-response replace-header Set-Cookie '^haroute_sticky=([^;]*(; Expires=[^;]*)?; path=/; HttpOnly)$' '%[var(txn.ck_name)]=\1; Secure; SameSite=%[var(txn.be),map_str(/srv/haproxy/conf/haroute_cookie.map)]' if { var(txn.ck_name) -m found } { var(txn.be),map_str(/srv/haproxy/conf/haroute_cookie.map) -m found }`,
+			`  http-after-response replace-header Set-Cookie '^haroute_sticky=(.*)$' '%[var(txn.ck_name)]=\1' if { var(txn.ck_name) -m found }`,
+		} {
+			if !strings.Contains(s, line+"\n") {
+				t.Errorf("%s lacks %q", fe, line)
+			}
+		}
 		lookup := strings.Index(s, "  http-request set-var(txn.fwd) var(txn.be),map_str("+testDir+"/conf/haroute_forwarded.map,append)")
 		xff := strings.Index(s, "  http-request add-header X-Forwarded-For %[src] if fwd_append")
 		use := strings.Index(s, "  use_backend %[var(txn.be)]")
