@@ -221,6 +221,9 @@ type FeelStats struct {
 	// cookie from an earlier step; IdentityChanges Routes whose backend in A changed name (allowed:
 	// once, from a spare to the Route's own name).
 	Cookies, StickyChecks, IdentityChanges int
+	// RenameChecks counts the sticky requests sent right after the client's Route moved from a spare
+	// to its own backend (HAProxy 3.0+).
+	RenameChecks int
 }
 
 func (s *FeelStats) String() string {
@@ -230,8 +233,8 @@ func (s *FeelStats) String() string {
 		}
 		return float64(c) / float64(r)
 	}
-	return fmt.Sprintf("probes %d (%d requests); largest share gap A-B %.3f; backend connections per request A %.3f, B %.3f; cookies compared %d; sticky requests %d; identity changes %d",
-		s.Probes, s.Requests, s.MaxShareGap, per(s.ConnsA, s.ReqA), per(s.ConnsB, s.ReqB), s.Cookies, s.StickyChecks, s.IdentityChanges)
+	return fmt.Sprintf("probes %d (%d requests); largest share gap A-B %.3f; backend connections per request A %.3f, B %.3f; cookies compared %d; sticky requests %d (%d across a rename); identity changes %d",
+		s.Probes, s.Requests, s.MaxShareGap, per(s.ConnsA, s.ReqA), per(s.ConnsB, s.ReqB), s.Cookies, s.StickyChecks, s.RenameChecks, s.IdentityChanges)
 }
 
 // compareProbes checks one Route's probes of A and B: the share of every server within the bound, no
@@ -336,6 +339,9 @@ type stickyClient struct {
 type Sticky struct {
 	clients map[string]*stickyClient // by Route
 	backend map[string]string        // Route → A's backend name at the last step
+	// KeepAcrossRename: a client keeps its server when its Route moves from a spare to its own
+	// backend (HAProxy 3.0+, where a cookie's value is its server's own, and its name the Route's).
+	KeepAcrossRename bool
 }
 
 // NewSticky returns an empty tracker.
@@ -369,18 +375,21 @@ func (s *Sticky) Identity(applied *model.Config, st *FeelStats) []string {
 // Check sends every kept cookie to A, on the Route's URL of this step (urls; a Route without one this
 // step is left alone). While the cookie's server is ready with a weight, the answer must come from
 // that server and carry no new cookie (with "insert indirect" HAProxy sets one only when it did not
-// recognise the client's). This holds across every change but the one rename a Route may go through,
-// from a spare to its own backend, and a change of its cookie's name (its cookie_name annotation),
-// after which the client is dropped; so are clients whose Route or server went.
+// recognise the client's). This holds across every change but a change of its cookie's name (its
+// cookie_name annotation), and, before HAProxy 3.0 (KeepAcrossRename false), the one rename a Route
+// may go through, from a spare to its own backend, after which the client is dropped; so are clients
+// whose Route or server went.
 func (s *Sticky) Check(c *testbed.Client, applied *model.Config, urls map[string]string, st *FeelStats) []string {
 	var out []string
 	for _, key := range sortedKeys(s.clients) {
 		sc := s.clients[key]
 		ri := routeInfo(applied, key)
-		if ri == nil || ri.Backend != sc.backend && isSpare(sc.backend) {
+		if ri == nil || ri.Backend != sc.backend && isSpare(sc.backend) && !s.KeepAcrossRename {
 			delete(s.clients, key)
 			continue
 		}
+		renamed := ri.Backend != sc.backend
+		sc.backend = ri.Backend
 		srv, ok := serverOf(applied.Backend(ri.Backend), sc.server)
 		if name, _, _ := strings.Cut(sc.cookie, "="); !ok || name != cookieNameOf(applied, ri.Backend) {
 			delete(s.clients, key)
@@ -391,6 +400,9 @@ func (s *Sticky) Check(c *testbed.Client, applied *model.Config, urls map[string
 			continue
 		}
 		st.StickyChecks++
+		if renamed {
+			st.RenameChecks++
+		}
 		resp, err := c.Do(http.MethodGet, url, http.Header{"Cookie": {sc.cookie}})
 		switch {
 		case err != nil:
@@ -457,6 +469,8 @@ type Feel struct {
 	Stats  FeelStats
 	addrs  map[string]Addr // testbed backends by name
 	next   int             // rotation over the probe candidates
+	// versionKnown: Sticky.KeepAcrossRename is set from HAProxy A's version.
+	versionKnown bool
 }
 
 // NewFeel returns the probe checks of a walk over the given testbed backends.
@@ -472,6 +486,13 @@ func NewFeel(addrs []Addr) *Feel {
 // changed and one more (in rotation) probed through A and B. xs are the step's corpus exchanges: a
 // Route is probed on its own URL when both answered it alike and B from the Route.
 func (f *Feel) Check(ctx context.Context, d *Driver, clientA *testbed.Client, b *Fresh, xs []Exchange, mutated string) ([]string, error) {
+	if !f.versionKnown {
+		caps, err := socket.DetectCapabilities(ctx, d.Admin)
+		if err != nil {
+			return nil, fmt.Errorf("HAProxy A's version: %w", err)
+		}
+		f.Sticky.KeepAcrossRename, f.versionKnown = caps.AddServerCookie, true
+	}
 	out := f.Sticky.Identity(d.Applied, &f.Stats)
 	urls := map[string]string{}
 	var candidates []string
