@@ -389,35 +389,18 @@ func (wk *Walker) annotate() (Mutation, bool) {
 // forwarded sets, changes or removes the forwarded-headers annotation of a Route that terminates
 // HTTP (a passthrough Route has no such policy).
 func (wk *Walker) forwarded() (Mutation, bool) {
-	var rs []*Route
-	for _, r := range wk.routes(wk.unstable) {
-		if r.Kind != KindPassthrough {
-			rs = append(rs, r)
-		}
-	}
-	if len(rs) == 0 {
-		return Mutation{}, false
-	}
-	r := pick(wk.rng, rs)
-	if r.Annotations == nil {
-		r.Annotations = map[string]string{}
-	}
-	old, set := r.Annotations[mapping.AnnotationForwardedHeaders]
-	if set && wk.rng.IntN(3) == 0 {
-		delete(r.Annotations, mapping.AnnotationForwardedHeaders)
-		return Mutation{Kind: MutForwarded, Route: r.Key(), Detail: fmt.Sprintf("annotation %s removed", old)}, true
-	}
-	v := old
-	for v == old {
-		v = pick(wk.rng, []string{"append", "replace", "if-none", "never"})
-	}
-	r.Annotations[mapping.AnnotationForwardedHeaders] = v
-	return Mutation{Kind: MutForwarded, Route: r.Key(), Detail: fmt.Sprintf("%q → %s", old, v)}, true
+	return wk.httpAnnotation(MutForwarded, mapping.AnnotationForwardedHeaders, []string{"append", "replace", "if-none", "never"})
 }
 
 // cookieName sets, changes or removes the cookie_name annotation of a Route that terminates HTTP
 // (a passthrough Route has no cookie).
 func (wk *Walker) cookieName() (Mutation, bool) {
+	return wk.httpAnnotation(MutCookieName, mapping.AnnotationCookieName, []string{"session", "shop_id", "sticky-1"})
+}
+
+// httpAnnotation sets annotation name of a Route that terminates HTTP to one of values other than
+// its own, or removes it now and then.
+func (wk *Walker) httpAnnotation(kind MutationKind, name string, values []string) (Mutation, bool) {
 	var rs []*Route
 	for _, r := range wk.routes(wk.unstable) {
 		if r.Kind != KindPassthrough {
@@ -431,15 +414,15 @@ func (wk *Walker) cookieName() (Mutation, bool) {
 	if r.Annotations == nil {
 		r.Annotations = map[string]string{}
 	}
-	old, set := r.Annotations[mapping.AnnotationCookieName]
+	old, set := r.Annotations[name]
 	if set && wk.rng.IntN(3) == 0 {
-		delete(r.Annotations, mapping.AnnotationCookieName)
-		return Mutation{Kind: MutCookieName, Route: r.Key(), Detail: fmt.Sprintf("annotation %s removed", old)}, true
+		delete(r.Annotations, name)
+		return Mutation{Kind: kind, Route: r.Key(), Detail: fmt.Sprintf("annotation %s removed", old)}, true
 	}
 	v := old
 	for v == old {
-		v = pick(wk.rng, []string{"session", "shop_id", "sticky-1"})
+		v = pick(wk.rng, values)
 	}
-	r.Annotations[mapping.AnnotationCookieName] = v
-	return Mutation{Kind: MutCookieName, Route: r.Key(), Detail: fmt.Sprintf("%q → %s", old, v)}, true
+	r.Annotations[name] = v
+	return Mutation{Kind: kind, Route: r.Key(), Detail: fmt.Sprintf("%q → %s", old, v)}, true
 }
