@@ -62,7 +62,7 @@ func TestCookieAsOpenShift(t *testing.T) {
 			if b.Cookie == nil || b.Cookie.Name != tt.wantName {
 				t.Fatalf("cookie %+v, want name %s", b.Cookie, tt.wantName)
 			}
-			site, ok := mapEntryValue(cfg, model.MapCookieSameSite, b.Name)
+			site, ok := cfg.MapValue(model.MapCookieSameSite, b.Name)
 			if site != tt.wantSite || ok != (tt.wantSite != "") {
 				t.Errorf("%s entry %q (%v), want %q", model.MapCookieSameSite, site, ok, tt.wantSite)
 			}
@@ -90,19 +90,4 @@ func TestCookieChangesAreMapEntries(t *testing.T) {
 	if *a.Cookie != *b.Cookie || *a.Cookie != *c.Cookie {
 		t.Errorf("cookies differ: %+v %+v %+v", a.Cookie, b.Cookie, c.Cookie)
 	}
-}
-
-// mapEntryValue returns the value of key in the map file name of cfg.
-func mapEntryValue(cfg *model.Config, name, key string) (string, bool) {
-	for _, m := range cfg.Maps {
-		if m.Name != name {
-			continue
-		}
-		for _, e := range m.Entries {
-			if e.Key == key {
-				return e.Value, true
-			}
-		}
-	}
-	return "", false
 }

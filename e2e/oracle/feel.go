@@ -391,7 +391,7 @@ func (s *Sticky) Check(c *testbed.Client, applied *model.Config, urls map[string
 		renamed := ri.Backend != sc.backend
 		sc.backend = ri.Backend
 		srv, ok := serverOf(applied.Backend(ri.Backend), sc.server)
-		if name, _, _ := strings.Cut(sc.cookie, "="); !ok || name != cookieNameOf(applied, ri.Backend) {
+		if name, _, _ := strings.Cut(sc.cookie, "="); !ok || name != cookieName(applied, ri.Backend) {
 			delete(s.clients, key)
 			continue
 		}
@@ -415,18 +415,10 @@ func (s *Sticky) Check(c *testbed.Client, applied *model.Config, urls map[string
 	return out
 }
 
-// cookieNameOf returns the name of backend's sticky cookie in applied ("" without one).
-func cookieNameOf(applied *model.Config, backend string) string {
-	m := applied.Map(model.MapCookieNames)
-	if m == nil {
-		return ""
-	}
-	for _, e := range m.Entries {
-		if e.Key == backend {
-			return e.Value
-		}
-	}
-	return ""
+// cookieName returns the name of backend's sticky cookie in applied ("" without one).
+func cookieName(applied *model.Config, backend string) string {
+	v, _ := applied.MapValue(model.MapCookieNames, backend)
+	return v
 }
 
 // isSpare reports whether a backend name is one of the spare pool's.

@@ -289,3 +289,16 @@ func (c *Config) Map(name string) *MapFile {
 	}
 	return nil
 }
+
+// MapValue returns the value of key in the map file name of c, false when there is no such entry.
+func (c *Config) MapValue(name, key string) (string, bool) {
+	m := c.Map(name)
+	if m == nil {
+		return "", false
+	}
+	i, ok := slices.BinarySearchFunc(m.Entries, key, func(e MapEntry, k string) int { return strings.Compare(e.Key, k) })
+	if !ok {
+		return "", false
+	}
+	return m.Entries[i].Value, true
+}

@@ -750,7 +750,7 @@ func TestComputeCookieNameIsAMapEntry(t *testing.T) {
 	p := plan.Compute(applied, d)
 	checkRuntimePlan(t, applied, d, p)
 	spare := routeInfo(p.Next, "app/extra").Backend
-	if v, ok := mapValue(p.Next, model.MapCookieNames, spare); spare == "be_http:app:extra" || !ok || v != "c1" {
+	if v, ok := p.Next.MapValue(model.MapCookieNames, spare); spare == "be_http:app:extra" || !ok || v != "c1" {
 		t.Fatalf("the claimed spare %s has cookie name %q (%v), want c1", spare, v, ok)
 	}
 	d2 := translate(t, withRoute(in, named("c2")), opts)
@@ -760,17 +760,4 @@ func TestComputeCookieNameIsAMapEntry(t *testing.T) {
 	if !reflect.DeepEqual(p2.Ops, want) {
 		t.Fatalf("renaming the cookie: ops\n%s", opsText(p2.Ops))
 	}
-}
-
-func mapValue(c *model.Config, name, key string) (string, bool) {
-	m := c.Map(name)
-	if m == nil {
-		return "", false
-	}
-	for _, e := range m.Entries {
-		if e.Key == key {
-			return e.Value, true
-		}
-	}
-	return "", false
 }
