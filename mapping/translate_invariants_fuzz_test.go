@@ -296,7 +296,7 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 		case "global", "defaults":
 			section, name = key, ""
 		case "frontend":
-			if len(f) != 2 || !slices.Contains(layoutFrontends, f[1]) || frontends[f[1]] {
+			if !fromDefaults(f) || !slices.Contains(layoutFrontends, f[1]) || frontends[f[1]] {
 				t.Fatalf("%s: not a frontend of the layout, or twice", where)
 			}
 			section, name = key, f[1]
@@ -304,7 +304,7 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 		case "backend":
 			_, layout := layoutBackends[f[1]]
 			_, known := c.byName[f[1]]
-			if len(f) != 2 || (!layout && !known) || backends[f[1]] {
+			if !fromDefaults(f) || (!layout && !known) || backends[f[1]] {
 				t.Fatalf("%s: a backend neither the layout nor the model has, or twice", where)
 			}
 			section, name = key, f[1]
@@ -332,6 +332,19 @@ func (c *renderCheck) checkConfigText(tl templateLines) {
 			}
 		}
 	}
+}
+
+// fromDefaults reports whether a section's header line (its fields f) is "<keyword> <name>" or
+// "<keyword> <name> from <defaults>", where defaults is the main defaults section or a backend
+// profile.
+func fromDefaults(f []string) bool {
+	if len(f) == 2 {
+		return true
+	}
+	if len(f) != 4 || f[2] != "from" {
+		return false
+	}
+	return f[3] == model.MainDefaults || slices.ContainsFunc(model.Profiles(), func(p model.Profile) bool { return p.Name == f[3] })
 }
 
 // unquoted returns a configuration line without its single-quoted parts (a quote closes them; outside,

@@ -61,20 +61,21 @@ func TestRenderChecksCatchTampering(t *testing.T) {
 		t.Fatalf("case %s gives %d certificates and %d backends: pick a case with more", caseName, len(cfg.Certificates), len(cfg.Backends))
 	}
 	backend := cfg.Backends[0].Name
+	header := "backend " + backend + " from " + cfg.Backends[0].Profile() + "\n"
 	backendFile := render.ShardFile(backend)
 	tampers := []struct {
 		name, file string
 		edit       func(string) string
 	}{
 		{"unknown directive", backendFile, func(s string) string {
-			return strings.Replace(s, "backend "+backend+"\n", "backend "+backend+"\n  http-request return status 200\n", 1)
+			return strings.Replace(s, header, header+"  http-request return status 200\n", 1)
 		}},
 		{"environment", fuzzConfigFile, func(s string) string { return s + "  log ${SYSLOG} local0\n" }},
 		{"control character", fuzzConfigFile, func(s string) string { return s + "  # \x1b[2J\n" }},
 		{"backend of no Route", fuzzConfigFile, func(s string) string { return s + "backend be_http:other:evil\n  mode http\n" }},
 		{"backend of no Route, in a backend file", backendFile, func(s string) string { return s + "backend be_http:other:evil\n  mode http\n" }},
 		{"server of no endpoint", backendFile, func(s string) string {
-			return strings.Replace(s, "backend "+backend+"\n", "backend "+backend+"\n  server evil 10.0.0.1:80\n", 1)
+			return strings.Replace(s, header, header+"  server evil 10.0.0.1:80\n", 1)
 		}},
 		{"map line of no Route", "conf/" + "os_http_be.map", func(s string) string { return s + "evil.example.com/ " + backend + "\n" }},
 		{"map line of three words", "conf/" + "os_http_be.map", func(s string) string { return s + "x.example.com/ " + backend + " 1\n" }},

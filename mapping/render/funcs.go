@@ -69,6 +69,8 @@ func (f *funcs) funcMap() template.FuncMap {
 		// haroute's.
 		"mapPath":            f.mapPath,
 		"cookieEngineName":   func() string { return model.CookieEngineName },
+		"mainDefaults":       func() string { return model.MainDefaults },
+		"profiles":           model.Profiles,
 		"certPath":           f.certPath,
 		"caPath":             f.caPath,
 		"bindAddr":           f.bindAddr,

@@ -45,10 +45,14 @@ func defaultOpts(f *fixture, t *testing.T) Options {
 	return Options{Dir: testDir, DefaultCertificatePEM: []byte(f.ca.issue(t, "default.invalid"))}
 }
 
-// section returns the lines of the config section that starts with header, up to the next blank line.
+// section returns the lines of the config section whose header line is header, or header followed
+// by more words ("backend <name> from <profile>", "defaults <name>"), up to the next blank line.
 func section(t *testing.T, cfg, header string) string {
 	t.Helper()
 	i := strings.Index(cfg, "\n"+header+"\n")
+	if j := strings.Index(cfg, "\n"+header+" "); j >= 0 && (i < 0 || j < i) {
+		i = j
+	}
 	if i < 0 {
 		t.Fatalf("no section %q in\n%s", header, cfg)
 	}
@@ -211,7 +215,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		"backend be_sni":    {"  mode tcp", "  server fe_sni unix@/srv/haproxy/run/haproxy-sni.sock weight 1 send-proxy"},
 		"backend be_no_sni": {"  mode tcp", "  server fe_no_sni unix@/srv/haproxy/run/haproxy-no-sni.sock weight 1 send-proxy"},
 		"backend be_edge_http:ns1:edge": {
-			"  mode http", "  balance roundrobin", "  timeout server 2m", "  timeout tunnel 2h", "  timeout check 5000ms",
+			"backend be_edge_http:ns1:edge from haroute_http_roundrobin_cookie", "  timeout server 2m", "  timeout tunnel 2h",
 			"  acl allowlist src 10.1.41.0/24 10.1.42.0/24 10.1.43.0/24 10.1.44.0/24 127.0.0.1 ::1 fd00::/8",
 			"  tcp-request content reject if !allowlist",
 			"  stick-table type ipv6 size 100k expire 30s store conn_cur,conn_rate(3s),http_req_rate(10s)",
@@ -221,28 +225,31 @@ func TestRenderDefaultTemplate(t *testing.T) {
 			"  tcp-request content reject if { src_http_req_rate ge 1000 }",
 			`  http-request replace-path '^/shop(.*)$' '/it'\''s%%41\1'`,
 			"  http-response set-header Strict-Transport-Security 'max-age=31536000;includeSubDomains;preload' if { ssl_fc }",
-			".if version_atleast(3.0)",
-			"  cookie haroute_sticky insert indirect nocache httponly",
-			".else",
-			"  cookie haroute_sticky insert indirect nocache httponly dynamic",
-			"  dynamic-cookie-key 0123456789abcdef",
+			".if version_atleast(3.0)", ".else", "  dynamic-cookie-key 0123456789abcdef",
 			".endif",
 			// echo -n pod:edge-2:svc:http:fd00::2:8080 | md5sum
 			"  server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 id 670168 weight 0 maxconn 100 check inter 2s disabled cookie efefcf308258895dbf383aa6dcce756b",
 			"  server pod:edge-2:svc:http:fd00::2:8080 [fd00::2]:8080 id 670168 weight 0 maxconn 100 check inter 2s disabled",
 		},
-		"backend be_http:ns1:wild":  {"  balance source", "  hash-type consistent"},
+		"backend be_http:ns1:wild":  {"backend be_http:ns1:wild from haroute_http_source"},
 		"backend be_http:ns1:never": {`  http-request replace-path '^/n(.*)$' '/m\1'`},
 		"backend be_secure:ns2:re-default": {
 			"  server pod:rd-1:svc:https:127.0.0.9:2 127.0.0.9:2 id 734883 weight 256 check inter 5000ms ssl verify required ca-file /etc/haroute/default-ca.pem verifyhost svc.ns2.svc alpn h2,http/1.1",
 		},
 		"backend be_tcp:ns3:pass": {
-			"  mode tcp", "  balance source", "  hash-type consistent", "  timeout tunnel 30m",
+			"backend be_tcp:ns3:pass from haroute_tcp_source", "  timeout tunnel 30m",
 			"  acl allowlist src 127.0.0.0/8", "  tcp-request content reject if !allowlist",
 			"  tcp-request content reject if { src_http_req_rate ge 30 }",
 		},
 		"backend be_tcp:ns3:pass6":  {"  server pod:pass6-1:svc:https:::1:5 [::1]:5 id 775271 weight 128 check inter 5000ms"},
 		"backend openshift_default": {"  mode http"},
+		// The backend profiles, after the frontends.
+		"defaults haroute_http_roundrobin_cookie": {
+			"defaults haroute_http_roundrobin_cookie from haroute", "  mode http", "  balance roundrobin", "  timeout check 5000ms",
+			".if version_atleast(3.0)", "  cookie haroute_sticky insert indirect nocache httponly",
+			".else", "  cookie haroute_sticky insert indirect nocache httponly dynamic", ".endif",
+		},
+		"defaults haroute_tcp_source": {"  mode tcp", "  balance source", "  hash-type consistent", "  timeout check 5000ms"},
 		"defaults": {
 			"  errorfile 503 /srv/haproxy/conf/error-page-503.http", "  errorfile 404 /srv/haproxy/conf/error-page-404.http",
 		},
@@ -294,14 +301,14 @@ func TestRenderDefaultTemplate(t *testing.T) {
 	}
 	// Every backend is in its backend file, once, after the fixed sections of haproxy.cfg.
 	files := renderOK(t, cfg, defaultOpts(f, t))
-	if strings.Contains(files["conf/haproxy.cfg"], "\nbackend openshift_default\n") {
+	if strings.Contains(files["conf/haproxy.cfg"], "\nbackend openshift_default ") {
 		t.Error("openshift_default is in haproxy.cfg, not in " + DefaultBackendFile)
 	}
 	for _, b := range cfg.Backends {
-		if n := strings.Count(out, "\nbackend "+b.Name+"\n"); n != 1 {
+		if n := strings.Count(out, "\nbackend "+b.Name+" from "+b.Profile()+"\n"); n != 1 {
 			t.Errorf("backend %s is in the configuration %d times", b.Name, n)
 		}
-		if !strings.Contains("\n"+files[ShardFile(b.Name)], "\nbackend "+b.Name+"\n") {
+		if !strings.Contains("\n"+files[ShardFile(b.Name)], "\nbackend "+b.Name+" from "+b.Profile()+"\n") {
 			t.Errorf("backend %s is not in %s", b.Name, ShardFile(b.Name))
 		}
 	}

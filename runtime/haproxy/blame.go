@@ -87,12 +87,16 @@ func sectionAt(cfg []byte, n int) string {
 	section := ""
 	for i := 1; sc.Scan() && i <= n; i++ {
 		l := sc.Text()
-		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '#' {
+		// Conditional blocks (".if") sit inside sections.
+		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '#' || l[0] == '.' {
 			continue
 		}
 		section = ""
-		if name, ok := strings.CutPrefix(l, "backend "); ok {
-			section = strings.TrimSpace(name)
+		if rest, ok := strings.CutPrefix(l, "backend "); ok {
+			// "backend <name> from <profile>": a backend name holds no space.
+			if f := strings.Fields(rest); len(f) > 0 {
+				section = f[0]
+			}
 		}
 	}
 	return section

@@ -25,9 +25,9 @@ func templateWith(t *testing.T, extra string) *render.Template {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const anchor = "\n  mode {{ $b.Mode }}"
+	const anchor = "\nbackend {{ $b.Name }} from {{ $b.Profile }}"
 	if !strings.Contains(string(text), anchor) {
-		t.Fatal("the default template has no backend mode line to anchor the test's addition")
+		t.Fatal("the default template has no backend header line to anchor the test's addition")
 	}
 	tmpl, err := render.ParseTemplate("custom", strings.Replace(string(text), anchor, anchor+extra, 1))
 	if err != nil {
