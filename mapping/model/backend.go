@@ -64,8 +64,14 @@ type Backend struct {
 	// its name and gets Route set until the next reload renames it.
 	Spare bool `json:"spare,omitempty" yaml:"spare,omitempty"`
 	// Retired marks a backend whose Route went away at runtime: no map entry points to it and it has
-	// no servers; the next reload drops it (HAProxy cannot delete a backend at runtime).
+	// no servers; the next reload drops it (HAProxy before 3.4 cannot delete a backend at runtime,
+	// 3.4 does: see Removing).
 	Retired bool `json:"retired,omitempty" yaml:"retired,omitempty"`
+	// Removing marks a retired backend that HAProxy 3.4+ deletes at runtime: the plan after the one
+	// that retired it unpublishes it, removes its servers and deletes it (`del backend`), and keeps
+	// it, Removing, while HAProxy defers that (connections still attached). A Route that comes back
+	// meanwhile gets it again, published anew.
+	Removing bool `json:"removing,omitempty" yaml:"removing,omitempty"`
 	// Balance is the load-balancing algorithm: roundrobin, leastconn, random or source. Every value
 	// accepts servers added at runtime (source is rendered with hash-type consistent).
 	Balance string `json:"balance" yaml:"balance"`

@@ -14,7 +14,7 @@ func (b *Backend) Equal(o *Backend) bool {
 		return false
 	}
 	return b.Name == o.Name && b.Kind == o.Kind && b.Mode == o.Mode && b.Route == o.Route &&
-		b.Spare == o.Spare && b.Retired == o.Retired && b.Balance == o.Balance &&
+		b.Spare == o.Spare && b.Retired == o.Retired && b.Removing == o.Removing && b.Balance == o.Balance &&
 		b.TimeoutServer == o.TimeoutServer && b.TimeoutTunnel == o.TimeoutTunnel &&
 		b.CheckInterval == o.CheckInterval && b.ForwardedHeaders == o.ForwardedHeaders &&
 		b.HSTS == o.HSTS && b.ServerMaxConn == o.ServerMaxConn && b.CaseAdjustServer == o.CaseAdjustServer &&

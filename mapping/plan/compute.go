@@ -39,6 +39,11 @@ type Options struct {
 	// gives it, so that new Routes keep finding spares; without it the pool only refills at reloads
 	// that happen anyway.
 	Refill bool
+	// DynamicBackends says that HAProxy adds and deletes backends at runtime (3.4+,
+	// socket.Capabilities.DynamicBackends): a new Route whose options its profile carries gets its
+	// own backend at once (AddBackend), a deleted Route's backend is deleted (DelBackend), and a
+	// reload installs no spare pool. PoolSizes and Refill are then ignored.
+	DynamicBackends bool
 }
 
 // ComputeWith is Compute with a spare pool sized by o, and optionally refilled.
@@ -56,14 +61,14 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 	reasons = append(reasons, caFileReasons(applied.CAFiles, desired.CAFiles)...)
 	var m matching
 	if len(reasons) == 0 {
-		m = matchBackends(applied, desired)
+		m = matchBackends(applied, desired, o.DynamicBackends)
 		reasons = append(reasons, m.reasons...)
 	}
-	if len(reasons) == 0 && o.Refill {
+	if len(reasons) == 0 && o.Refill && !o.DynamicBackends {
 		reasons = refillReasons(m.next, &desired.Settings, o.PoolSizes)
 	}
 	if len(reasons) > 0 {
-		return Plan{Next: WithPoolSizes(desired, o.PoolSizes), Structural: sortReasons(reasons)}
+		return Plan{Next: installed(desired, o), Structural: sortReasons(reasons)}
 	}
 	next := &model.Config{
 		Settings:     desired.Settings,
@@ -75,7 +80,7 @@ func ComputeWith(applied, desired *model.Config, o Options) Plan {
 		Routes:       renameRoutes(desired.Routes, m.rename),
 		Listener:     desired.Listener,
 	}
-	ops, err := Diff(applied, next)
+	ops, err := diff(applied, next, o.DynamicBackends)
 	if err != nil {
 		// Matching keeps names and options, so Diff cannot refuse; if it ever does, a reload is the
 		// safe way.
@@ -94,10 +99,20 @@ func reloadModeReason(ops []Op) Reason {
 	return Reason{Kind: ReloadMode, Detail: fmt.Sprintf("%d runtime ops", len(ops))}
 }
 
-// Reload is the structural plan for desired with reason r: Next is desired with a full pool (sized
-// by o.PoolSizes), no ops. Callers use it for reasons only they can see (TemplateChanged).
+// Reload is the structural plan for desired with reason r: Next is desired as a reload installs it
+// (installed: with a full pool sized by o.PoolSizes, or none on 3.4+), no ops. Callers use it for reasons only they can see (TemplateChanged).
 func Reload(desired *model.Config, o Options, r Reason) Plan {
-	return Plan{Next: WithPoolSizes(desired, o.PoolSizes), Structural: []Reason{r}}
+	return Plan{Next: installed(desired, o), Structural: []Reason{r}}
+}
+
+// installed returns desired as a reload installs it: with a full spare pool (WithPoolSizes), or,
+// on an HAProxy that adds backends at runtime (Options.DynamicBackends), as it is.
+func installed(desired *model.Config, o Options) *model.Config {
+	if o.DynamicBackends {
+		out := *desired
+		return &out
+	}
+	return WithPoolSizes(desired, o.PoolSizes)
 }
 
 // refillReasons returns a PoolRefill reason per pool whose free spares among backends are fewer than
@@ -289,7 +304,8 @@ func retainedCAFiles(applied, desired []model.CAFile, next []*model.Backend) []m
 
 // Draining returns the names of the backends of c that keep servers without a Route (free spares,
 // retired backends): those of Routes removed by the last plan, kept so that requests already on
-// their way finish, and deletions HAProxy deferred. The next plan removes them: callers plan again
+// their way finish, and deletions HAProxy deferred; and the backends being removed at runtime
+// (model.Backend.Removing). The next plan removes them: callers plan again
 // soon while there are any, and ComputeDelta needs them among its dirty backends.
 func Draining(c *model.Config) []string {
 	if c == nil {
@@ -297,7 +313,7 @@ func Draining(c *model.Config) []string {
 	}
 	var out []string
 	for _, b := range c.Backends {
-		if b.Route == "" && len(b.Servers) > 0 {
+		if b.Route == "" && (len(b.Servers) > 0 || b.Removing) {
 			out = append(out, b.Name)
 		}
 	}

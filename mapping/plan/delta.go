@@ -91,7 +91,7 @@ func ComputeDelta(applied, base, desired *model.Config, dirty map[string]bool, o
 		Routes:       applied.Routes,
 		Listener:     applied.Listener,
 	}
-	if o.Refill {
+	if o.Refill && !o.DynamicBackends {
 		if reasons := refillReasons(next.Backends, &desired.Settings, o.PoolSizes); len(reasons) > 0 {
 			return Plan{Next: WithPoolSizes(desired, o.PoolSizes), Structural: sortReasons(reasons)}, true
 		}

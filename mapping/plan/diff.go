@@ -45,12 +45,27 @@ import (
 //
 // Diff never emits ReplaceMap: single-entry edits keep the cross-map order above, and a map edit
 // never depends on entry order (exact and longest-prefix lookups). runtime/apply may batch them.
-func Diff(from, to *model.Config) ([]Op, error) {
+func Diff(from, to *model.Config) ([]Op, error) { return diff(from, to, false) }
+
+// diff is Diff; with dynamic (HAProxy 3.4+: Options.DynamicBackends) the two configs may differ in
+// backends too (both lists sorted by name): a backend only to has is added (AddBackend, its servers,
+// PublishBackend, in step 3), one only from has is deleted (UnpublishBackend, its servers' removal,
+// DelBackend, in step 5), and one that from has Removing and to does not is published again after
+// its servers (step 3).
+func diff(from, to *model.Config, dynamic bool) ([]Op, error) {
 	if from == nil || to == nil {
 		return nil, errors.New("diff: nil config")
 	}
-	if err := sameBackends(from, to); err != nil {
+	var serverOps, lateRemovals []Op
+	if dynamic {
+		var err error
+		if serverOps, lateRemovals, err = dynamicServersOps(from.Backends, to.Backends); err != nil {
+			return nil, fmt.Errorf("diff: %w", err)
+		}
+	} else if err := sameBackends(from, to); err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
+	} else {
+		serverOps, lateRemovals = serversOps(from.Backends, to.Backends)
 	}
 	mapAdds, mapDels, err := mapOps(from.Maps, to.Maps)
 	if err != nil {
@@ -59,7 +74,6 @@ func Diff(from, to *model.Config) ([]Op, error) {
 	ops := listenerOps(&from.Listener, &to.Listener)
 	caAdds, caDels := caOps(from.CAFiles, to.CAFiles)
 	certAdds, certDels := certOps(from.Certificates, to.Certificates)
-	serverOps, lateRemovals := serversOps(from.Backends, to.Backends)
 	ops = append(ops, caAdds...)
 	ops = append(ops, certAdds...)
 	ops = append(ops, serverOps...)
@@ -95,4 +109,50 @@ func sameBackends(from, to *model.Config) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// dynamicServersOps is serversOps for backend lists that may differ in names (see diff): the
+// backends both have must have the same options (sameBackends' rule), the others are added or
+// deleted whole.
+func dynamicServersOps(from, to []*model.Backend) (early, late []Op, err error) {
+	i, j := 0, 0
+	for i < len(from) || j < len(to) {
+		switch {
+		case i < len(from) && j < len(to) && from[i].Name == to[j].Name:
+			a, b := from[i], to[j]
+			i++
+			j++
+			if err := sameBackends(&model.Config{Backends: []*model.Backend{a}}, &model.Config{Backends: []*model.Backend{b}}); err != nil {
+				return nil, nil, err
+			}
+			e, l := backendServerOps(a, b)
+			early, late = append(early, e...), append(late, l...)
+			if a.Removing && !b.Removing {
+				early = append(early, PublishBackend{Backend: b.Name})
+			}
+		case j >= len(to) || (i < len(from) && from[i].Name < to[j].Name):
+			a := from[i]
+			i++
+			late = append(late, UnpublishBackend{Backend: a.Name})
+			_, l := backendServerOps(a, &model.Backend{Name: a.Name})
+			late = append(late, l...)
+			late = append(late, DelBackend{Backend: a.Name})
+		default:
+			b := to[j]
+			j++
+			if b.Spare || b.Retired {
+				return nil, nil, fmt.Errorf("backend %q: a spare or retired backend cannot be added at runtime", b.Name)
+			}
+			if own := b.OwnLines(); len(own) > 0 {
+				return nil, nil, fmt.Errorf("backend %q: its profile cannot carry %s", b.Name, strings.Join(own, ", "))
+			}
+			add := *b
+			add.Servers = nil
+			early = append(early, AddBackend{Backend: add})
+			e, _ := backendServerOps(&model.Backend{Name: b.Name, Route: b.Route}, b)
+			early = append(early, e...)
+			early = append(early, PublishBackend{Backend: b.Name})
+		}
+	}
+	return early, late, nil
 }

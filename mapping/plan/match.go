@@ -17,6 +17,8 @@ type matching struct {
 	rename map[string]string
 	// reasons are the structural reasons found while matching.
 	reasons []Reason
+	// added are the desired backends HAProxy adds at runtime (dynamic), in name order.
+	added []*model.Backend
 }
 
 // spareKey identifies a pool: a kind and a balance algorithm.
@@ -58,7 +60,13 @@ type claimKey struct {
 //
 // Desired backends that are themselves spare or retired (a Next given back as desired) match the
 // applied backend of the same name.
-func matchBackends(applied, desired *model.Config) matching {
+//
+// On an HAProxy that adds and deletes backends at runtime (dynamic), a new backend never takes a
+// spare: it is added under its own name when its profile carries its options (no OwnLines; its
+// Route may be served under another name, whose termination changed), and is NewBackend otherwise.
+// A backend that loses its Route is retired Removing, and the plan after deletes it: it is not in
+// Next, and Diff deletes it. So are free spares (a released one a plan after its release).
+func matchBackends(applied, desired *model.Config, dynamic bool) matching {
 	m := matching{rename: map[string]string{}}
 	byName := nameIndex(applied.Backends, desired.Backends)
 	claimed := map[claimKey]int{}
@@ -127,6 +135,24 @@ func matchBackends(applied, desired *model.Config) matching {
 			m.reasons = append(m.reasons, optionsChanged(d.Name, optionDiff(a, d)))
 			continue
 		}
+		if dynamic {
+			if i := byName[j]; i >= 0 {
+				m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name,
+					Detail: "a backend of that name with other options is still being removed"})
+				continue
+			}
+			if own := d.OwnLines(); len(own) > 0 {
+				m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name,
+					Detail: "options its profile cannot carry: " + strings.Join(own, ", ")})
+				continue
+			}
+			if diffs := tlsFit(d, appliedCA, modelCA); len(diffs) > 0 {
+				m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name, Detail: strings.Join(diffs, ", ")})
+				continue
+			}
+			m.added = append(m.added, d)
+			continue
+		}
 		if servedBy == nil {
 			servedBy = make(map[string]string, len(applied.Backends))
 			for i := range applied.Backends {
@@ -163,7 +189,8 @@ func matchBackends(applied, desired *model.Config) matching {
 		return m
 	}
 
-	m.next = make([]*model.Backend, len(applied.Backends))
+	m.next = make([]*model.Backend, len(applied.Backends), len(applied.Backends)+len(m.added))
+	dropped := false
 	for i, a := range applied.Backends {
 		switch d := served[i]; {
 		case d != nil:
@@ -171,6 +198,11 @@ func matchBackends(applied, desired *model.Config) matching {
 			if a.Name != d.Name {
 				m.rename[d.Name] = a.Name
 			}
+		case dynamic && (a.Retired || a.Spare && a.Route == ""):
+			// Retired by the last plan, or its deletion deferred, or a free spare (an HAProxy
+			// started before its version was known, or released by the last plan): delete it now
+			// (Diff).
+			dropped = true
 		case a.Spare && a.Route == "", a.Retired:
 			// A free spare or a retired backend keeps its options and has no servers: the servers
 			// its Route left (kept one plan long, see below) and those HAProxy refused to delete
@@ -196,9 +228,10 @@ func matchBackends(applied, desired *model.Config) matching {
 			}
 			m.next[i] = &n
 		default:
-			// A retired backend, its servers kept one plan long (see retiring).
+			// A retired backend, its servers kept one plan long (see retiring); HAProxy 3.4+
+			// deletes it with the next plan.
 			n := *a
-			n.Route, n.Retired = "", true
+			n.Route, n.Retired, n.Removing = "", true, dynamic
 			if len(n.Servers) == 0 {
 				n.Servers = []model.Server{}
 				if a.Kind == model.KindReencrypt {
@@ -207,6 +240,13 @@ func matchBackends(applied, desired *model.Config) matching {
 			}
 			m.next[i] = &n
 		}
+	}
+	if dropped {
+		m.next = slices.DeleteFunc(m.next, func(b *model.Backend) bool { return b == nil })
+	}
+	if len(m.added) > 0 {
+		m.next = append(m.next, m.added...)
+		sortBackends(m.next)
 	}
 	return m
 }
@@ -287,7 +327,7 @@ func nextOf(a, d *model.Backend) *model.Backend {
 	if fh != d.ForwardedHeaders {
 		fh = d.ForwardedHeaders
 	}
-	spare, retired := a.Spare || d.Spare, d.Retired
+	spare, retired, removing := a.Spare || d.Spare, d.Retired, d.Removing
 	servers := a.Servers // kept when equal: Diff then skips the backend's servers at once
 	if !same(a.Servers, d.Servers) && !slices.Equal(a.Servers, d.Servers) {
 		servers = keepServerIDs(a.Servers, d.Servers)
@@ -295,10 +335,11 @@ func nextOf(a, d *model.Backend) *model.Backend {
 	if servers == nil {
 		servers = []model.Server{}
 	}
-	if route == a.Route && tls == a.TLS && fh == a.ForwardedHeaders && spare == a.Spare && retired == a.Retired && same(servers, a.Servers) && a.Servers != nil {
+	if route == a.Route && tls == a.TLS && fh == a.ForwardedHeaders && spare == a.Spare && retired == a.Retired &&
+		removing == a.Removing && same(servers, a.Servers) && a.Servers != nil {
 		return a
 	}
 	n := *a
-	n.Route, n.TLS, n.ForwardedHeaders, n.Spare, n.Retired, n.Servers = route, tls, fh, spare, retired, servers
+	n.Route, n.TLS, n.ForwardedHeaders, n.Spare, n.Retired, n.Removing, n.Servers = route, tls, fh, spare, retired, removing, servers
 	return &n
 }

@@ -89,27 +89,54 @@ type SetCAFile struct {
 // DelCAFile removes a CA bundle no server uses any more.
 type DelCAFile struct{ CA string }
 
-func (AddServer) isOp()       {}
-func (DelServer) isOp()       {}
-func (SetServerWeight) isOp() {}
-func (SetServerState) isOp()  {}
-func (EnableHealth) isOp()    {}
-func (DisableHealth) isOp()   {}
-func (AddMapEntry) isOp()     {}
-func (SetMapEntry) isOp()     {}
-func (DelMapEntry) isOp()     {}
-func (ReplaceMap) isOp()      {}
-func (SetCertificate) isOp()  {}
-func (AddCrtListEntry) isOp() {}
-func (DelCrtListEntry) isOp() {}
-func (DelCertificate) isOp()  {}
-func (SetCAFile) isOp()       {}
-func (DelCAFile) isOp()       {}
+// AddBackend adds a backend from its profile (HAProxy 3.4+: `add backend <name> from <profile>`),
+// unpublished and without servers; Backend is a copy of the backend as in Next, without servers.
+// Its servers follow as AddServer ops, then PublishBackend.
+type AddBackend struct{ Backend model.Backend }
+
+// PublishBackend makes a backend selectable by the frontends' use_backend rules (3.4+): one added
+// at runtime once it has its servers, or one being removed whose Route came back.
+type PublishBackend struct{ Backend string }
+
+// UnpublishBackend makes the frontends skip a backend (3.4+), the first step of its deletion.
+type UnpublishBackend struct{ Backend string }
+
+// DelBackend deletes an unpublished backend without servers (3.4+). HAProxy refuses while
+// connections are attached (or a server's deletion was deferred); the caller keeps the backend,
+// Removing, and retries later.
+type DelBackend struct{ Backend string }
+
+func (AddBackend) isOp()       {}
+func (PublishBackend) isOp()   {}
+func (UnpublishBackend) isOp() {}
+func (DelBackend) isOp()       {}
+func (AddServer) isOp()        {}
+func (DelServer) isOp()        {}
+func (SetServerWeight) isOp()  {}
+func (SetServerState) isOp()   {}
+func (EnableHealth) isOp()     {}
+func (DisableHealth) isOp()    {}
+func (AddMapEntry) isOp()      {}
+func (SetMapEntry) isOp()      {}
+func (DelMapEntry) isOp()      {}
+func (ReplaceMap) isOp()       {}
+func (SetCertificate) isOp()   {}
+func (AddCrtListEntry) isOp()  {}
+func (DelCrtListEntry) isOp()  {}
+func (DelCertificate) isOp()   {}
+func (SetCAFile) isOp()        {}
+func (DelCAFile) isOp()        {}
 
 func (o AddServer) String() string {
 	return fmt.Sprintf("add server %s/%s %s:%d weight %d", o.Backend.Name, o.Server.Name, o.Server.Addr, o.Server.Port, o.Server.Weight)
 }
-func (o DelServer) String() string { return fmt.Sprintf("del server %s/%s", o.Backend, o.Server) }
+func (o AddBackend) String() string {
+	return "add backend " + o.Backend.Name + " from " + o.Backend.Profile()
+}
+func (o PublishBackend) String() string   { return "publish backend " + o.Backend }
+func (o UnpublishBackend) String() string { return "unpublish backend " + o.Backend }
+func (o DelBackend) String() string       { return "del backend " + o.Backend }
+func (o DelServer) String() string        { return fmt.Sprintf("del server %s/%s", o.Backend, o.Server) }
 func (o SetServerWeight) String() string {
 	return fmt.Sprintf("set server %s/%s weight %d", o.Backend, o.Server, o.Weight)
 }

@@ -6,13 +6,14 @@
 //
 // A `del server` refused because connections are still attached is not a failure: the server
 // stays in maintenance (the plan put it there) and is reported in Result.Deferred for the caller to
-// retry later.
+// retry later; likewise a `del backend` (HAProxy 3.4+), in Result.DeferredBackends.
 package apply
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/haroute/haroute/mapping/model"
@@ -35,6 +36,10 @@ type Result struct {
 	// Deferred are the server deletions HAProxy refused for now (connections still attached); the
 	// servers stay in maintenance. Retry them later with Apply.
 	Deferred []plan.DelServer
+	// DeferredBackends are the backend deletions (plan.DelBackend) HAProxy refused for now: streams
+	// still attached, or one of the backend's servers deferred above. The backends stay,
+	// unpublished; retry them later with Apply.
+	DeferredBackends []string
 	// Session is true when the operations ran through one interactive connection.
 	Session bool
 	// Duration is the wall time of Apply.
@@ -90,12 +95,21 @@ func Apply(ctx context.Context, r socket.Runner, next *model.Config, paths rende
 	}
 	a := applier{r: r, next: next, paths: paths, dir: dir, maxPayload: maxPayload(next.Settings.BufSize)}
 	for i, op := range ops {
+		if d, ok := op.(plan.DelBackend); ok && slices.ContainsFunc(res.Deferred, func(s plan.DelServer) bool { return s.Backend == d.Backend }) {
+			// HAProxy deletes only a backend without servers.
+			res.DeferredBackends = append(res.DeferredBackends, d.Backend)
+			continue
+		}
 		err := ctx.Err()
 		if err == nil {
 			err = a.apply(ctx, op)
 		}
 		if d, ok := op.(plan.DelServer); ok && errors.Is(err, socket.ErrBusy) {
 			res.Deferred = append(res.Deferred, d)
+			continue
+		}
+		if d, ok := op.(plan.DelBackend); ok && errors.Is(err, socket.ErrBusy) {
+			res.DeferredBackends = append(res.DeferredBackends, d.Backend)
 			continue
 		}
 		if err != nil {

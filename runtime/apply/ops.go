@@ -76,6 +76,14 @@ func OpName(op plan.Op) string {
 		return "del_ca_file"
 	case plan.SetListenerFile:
 		return "set_listener_file"
+	case plan.AddBackend:
+		return "add_backend"
+	case plan.PublishBackend:
+		return "publish_backend"
+	case plan.UnpublishBackend:
+		return "unpublish_backend"
+	case plan.DelBackend:
+		return "del_backend"
 	}
 	return "unknown"
 }
@@ -110,6 +118,17 @@ func (a *applier) apply(ctx context.Context, op plan.Op) error {
 			spec += " cookie " + model.ServerCookie(o.Server.Name)
 		}
 		return socket.AddServer(ctx, r, o.Backend.Name, o.Server.Name, spec)
+	case plan.AddBackend:
+		return socket.AddBackend(ctx, r, o.Backend.Name, o.Backend.Profile())
+	case plan.PublishBackend:
+		return socket.PublishBackend(ctx, r, o.Backend)
+	case plan.UnpublishBackend:
+		return socket.UnpublishBackend(ctx, r, o.Backend)
+	case plan.DelBackend:
+		if err := socket.DelBackend(ctx, r, o.Backend); err != nil && !errors.Is(err, socket.ErrNotFound) {
+			return err
+		}
+		return nil // deleted, or gone already
 	case plan.DelServer:
 		return socket.DelServer(ctx, r, o.Backend, o.Server)
 	case plan.SetServerWeight:

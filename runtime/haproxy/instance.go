@@ -98,6 +98,9 @@ type Instance struct {
 	procs *procSnapshot
 	// base is what the next plan may start from (plan.ComputeDelta).
 	base planBase
+	// caps are the capabilities of the HAProxy that runs (nil until read from its socket; cleared
+	// when its state is forgotten or it reloads, which a new binary needs).
+	caps *socket.Capabilities
 	// spares are the free spares of a state, per pool (freeSpares).
 	spares struct {
 		of   *model.Config
@@ -226,6 +229,7 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 	defer i.mu.Unlock()
 	now := i.now()
 	opts := i.planOptions(desired, now, refill)
+	opts.DynamicBackends = i.dynamicBackends(ctx)
 	var out Outcome
 	out.Plan, out.Delta = i.plan(desired, opts)
 	if r, ok := i.crlNeedsReload(ctx, out.Plan); ok {
@@ -259,6 +263,21 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 	err := i.runtime(ctx, files, masks, now, &out)
 	i.rebase(desired, out, err)
 	return out, err
+}
+
+// dynamicBackends reports whether the HAProxy that runs adds and deletes backends at runtime
+// (socket.Capabilities.DynamicBackends, 3.4+), reading its version once per process set. An HAProxy
+// that does not answer, or does not say its version, is planned for as one that cannot: the spare
+// pool serves new Routes there.
+func (i *Instance) dynamicBackends(ctx context.Context) bool {
+	if i.caps == nil {
+		caps, err := socket.DetectCapabilities(ctx, i.admin)
+		if err != nil {
+			return false
+		}
+		i.caps = &caps
+	}
+	return i.caps.DynamicBackends
 }
 
 // crlNeedsReload reports the reason to reload instead of running p, when p changes the client CRLs
@@ -313,6 +332,9 @@ func (i *Instance) rebase(desired *model.Config, out Outcome, err error) {
 		for _, d := range out.Result.Deferred {
 			mark(d.Backend)
 		}
+		for _, b := range out.Result.DeferredBackends {
+			mark(b)
+		}
 		// Backends that lost their Route keep their servers until the next plan removes them.
 		for _, name := range plan.Draining(i.applied) {
 			mark(name)
@@ -355,13 +377,13 @@ func (i *Instance) runtime(ctx context.Context, files []render.File, masks map[s
 	}
 	// HAProxy took every op of these files: a failed reload later puts them back, not newer ones.
 	i.reloader.Accepted(files)
-	if d := i.demand; d != nil {
+	if d := i.demand; d != nil && (i.caps == nil || !i.caps.DynamicBackends) {
 		for k, n := range claims(i.applied, next) {
 			d.Record(k, n, now)
 		}
 		out.PoolLow = i.lowPools(next, now)
 	}
-	i.applied = withDeferred(next, i.applied, res.Deferred)
+	i.applied = withDeferred(next, i.applied, res.Deferred, res.DeferredBackends)
 	i.appliedMasks = masks
 	return nil
 }
@@ -400,7 +422,7 @@ func (i *Instance) reload(ctx context.Context, files []render.File, masks map[st
 	}
 	if err == nil {
 		i.applied, i.appliedMasks, i.unknown = plan.AsStarted(next), masks, plan.Reason{Kind: plan.Initial}
-		out.Reloaded, i.lastReload = true, res.Duration
+		out.Reloaded, i.lastReload, i.caps = true, res.Duration, nil
 		i.refreshProcs(ctx)
 		// The new worker runs every configured check; stop the ones next has off now. If that
 		// fails, the applied state says so and the next Update stops them.
@@ -429,5 +451,5 @@ func (i *Instance) reload(ctx context.Context, files []render.File, masks map[st
 
 // forget declares HAProxy's state unknown for reason r: the next Update reloads, labelled r.
 func (i *Instance) forget(r plan.Reason) {
-	i.applied, i.appliedMasks, i.unknown = nil, nil, r
+	i.applied, i.appliedMasks, i.unknown, i.caps = nil, nil, r, nil
 }

@@ -78,13 +78,25 @@ func (i *Instance) freeSpares(next *model.Config) map[plan.PoolKey]int {
 }
 
 // withDeferred returns next with the servers whose deletion HAProxy deferred put back, in maint, as
-// they were in prev. next is not modified (it shares slices with the desired state).
-func withDeferred(next, prev *model.Config, deferred []plan.DelServer) *model.Config {
-	if len(deferred) == 0 || prev == nil {
+// they were in prev, and the backends whose deletion it deferred (HAProxy 3.4+) put back as prev
+// had them, Removing, with only those servers. next is not modified (it shares slices with the
+// desired state).
+func withDeferred(next, prev *model.Config, deferred []plan.DelServer, deferredBackends []string) *model.Config {
+	if len(deferred) == 0 && len(deferredBackends) == 0 || prev == nil {
 		return next
 	}
 	out := *next
 	out.Backends = slices.Clone(next.Backends)
+	for _, name := range deferredBackends {
+		old := prev.Backend(name)
+		k := sort.Search(len(out.Backends), func(k int) bool { return out.Backends[k].Name >= name })
+		if old == nil || (k < len(out.Backends) && out.Backends[k].Name == name) {
+			continue
+		}
+		kept := *old
+		kept.Route, kept.Retired, kept.Removing, kept.Servers = "", true, true, []model.Server{}
+		out.Backends = slices.Insert(out.Backends, k, &kept)
+	}
 	for _, d := range deferred {
 		old := prev.Backend(d.Backend)
 		k := sort.Search(len(out.Backends), func(k int) bool { return out.Backends[k].Name >= d.Backend })

@@ -36,6 +36,8 @@ import (
 //     used by no server.
 //   - SetListenerFile replaces a listener file that is there (HAProxy only replaces files its
 //     configuration names).
+//   - AddBackend adds an unpublished backend without servers under a new name; DelBackend needs it
+//     unpublished and without servers; every backend must be published at the end (backendOp).
 //
 // applied is not modified. The result is sorted as model.Validate wants.
 func Simulate(applied *model.Config, ops []plan.Op) (*model.Config, error) {
@@ -67,6 +69,8 @@ type simState struct {
 	list     map[string]crtLine // certificate name → crt-list line
 	cas      map[string]string  // CA file name → PEM
 	serverCA map[string]string  // "backend/server" → CA file the server verifies with
+	// unpublished holds the backends added or unpublished at runtime and not published since.
+	unpublished map[string]bool
 }
 
 func newSimState(applied *model.Config) *simState {
@@ -76,6 +80,8 @@ func newSimState(applied *model.Config) *simState {
 		list:     map[string]crtLine{},
 		cas:      map[string]string{},
 		serverCA: map[string]string{},
+
+		unpublished: map[string]bool{},
 	}
 	for _, c := range s.cfg.Certificates {
 		s.store[c.Name] = c.PEM
@@ -171,6 +177,8 @@ func (s *simState) apply(op plan.Op) error {
 		srv.HealthCheck = false
 	case plan.AddMapEntry, plan.SetMapEntry, plan.DelMapEntry, plan.ReplaceMap:
 		return s.mapOp(op)
+	case plan.AddBackend, plan.PublishBackend, plan.UnpublishBackend, plan.DelBackend:
+		return s.backendOp(op)
 	default:
 		return s.tlsOp(op)
 	}
@@ -347,9 +355,56 @@ func (s *simState) tlsOp(op plan.Op) error {
 	return nil
 }
 
+// backendOp applies a dynamic-backend op (HAProxy 3.4+): AddBackend needs a new name and a backend
+// without servers (it starts unpublished); PublishBackend and UnpublishBackend need the backend;
+// DelBackend needs it unpublished and without servers.
+func (s *simState) backendOp(op plan.Op) error {
+	switch o := op.(type) {
+	case plan.AddBackend:
+		if s.cfg.Backend(o.Backend.Name) != nil {
+			return fmt.Errorf("backend %q exists", o.Backend.Name)
+		}
+		if len(o.Backend.Servers) > 0 {
+			return fmt.Errorf("backend %q: added with servers", o.Backend.Name)
+		}
+		b := o.Backend
+		b.Servers = []model.Server{}
+		s.cfg.Backends = append(s.cfg.Backends, &b)
+		sort.Slice(s.cfg.Backends, func(i, j int) bool { return s.cfg.Backends[i].Name < s.cfg.Backends[j].Name })
+		s.unpublished[b.Name] = true
+	case plan.PublishBackend:
+		if s.cfg.Backend(o.Backend) == nil {
+			return fmt.Errorf("no such backend %q", o.Backend)
+		}
+		delete(s.unpublished, o.Backend)
+	case plan.UnpublishBackend:
+		if s.cfg.Backend(o.Backend) == nil {
+			return fmt.Errorf("no such backend %q", o.Backend)
+		}
+		s.unpublished[o.Backend] = true
+	case plan.DelBackend:
+		b := s.cfg.Backend(o.Backend)
+		switch {
+		case b == nil:
+			return fmt.Errorf("no such backend %q", o.Backend)
+		case !s.unpublished[o.Backend]:
+			return fmt.Errorf("backend %q is published", o.Backend)
+		case len(b.Servers) > 0:
+			return fmt.Errorf("backend %q still has servers", o.Backend)
+		}
+		s.cfg.Backends = slices.DeleteFunc(s.cfg.Backends, func(x *model.Backend) bool { return x.Name == o.Backend })
+		delete(s.unpublished, o.Backend)
+	}
+	return nil
+}
+
 // finish rebuilds the certificates and CA files from the store, the crt-list and the CA files.
+// Every backend must be published by then.
 func (s *simState) finish() error {
 	var errs []error
+	for name := range s.unpublished {
+		errs = append(errs, fmt.Errorf("backend %q is left unpublished", name))
+	}
 	certs := make([]model.Certificate, 0, len(s.store))
 	for name, pem := range s.store {
 		line, ok := s.list[name]

@@ -1,0 +1,160 @@
+package plan_test
+
+import (
+	"reflect"
+	"testing"
+
+	routev1 "github.com/openshift/api/route/v1"
+
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/plan"
+	"github.com/haroute/haroute/mapping/plan/plantest"
+)
+
+// dynamic are the plan options of an HAProxy that adds and deletes backends at runtime (3.4+).
+var dynamic = plan.Options{DynamicBackends: true}
+
+// dynamicStep plans from applied to desired on 3.4+, checks that the plan is runtime ops whose
+// simulation gives Next, and returns the plan.
+func dynamicStep(t *testing.T, applied, desired *model.Config) plan.Plan {
+	t.Helper()
+	p := plan.ComputeWith(applied, desired, dynamic)
+	if p.NeedsReload() {
+		t.Fatalf("want a runtime plan, got %v", p.Structural)
+	}
+	if err := p.Next.Validate(); err != nil {
+		t.Fatalf("Next does not validate: %v", err)
+	}
+	sim, err := plantest.Simulate(applied, p.Ops)
+	if err != nil {
+		t.Fatalf("Simulate: %v\nops:\n%s", err, opsText(p.Ops))
+	}
+	if got, want := plantest.RuntimeView(sim), plantest.RuntimeView(p.Next); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Simulate(applied, ops) differs from Next:\n%s\nops:\n%s", viewDiff(got, want), opsText(p.Ops))
+	}
+	return p
+}
+
+// TestComputeDynamicAddDelete: on 3.4+ a reload installs no spares, a new Route gets its own
+// backend at runtime (added, given its servers, published, then selected by the maps), and a
+// deleted Route's backend keeps its servers for one plan, then is unpublished, emptied and deleted.
+func TestComputeDynamicAddDelete(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(2)
+	in := baseInput(c)
+	d1 := translate(t, in, opts)
+	applied := plan.ComputeWith(nil, d1, dynamic).Next
+	for _, b := range applied.Backends {
+		if b.Spare {
+			t.Fatalf("a reload on 3.4 installs spare %s", b.Name)
+		}
+	}
+
+	in2 := withRoute(in, newRoute("app", "new", "new.example.com", 10, withService("s-extra"),
+		withTLS(routev1.TLSTerminationReencrypt, routev1.InsecureEdgeTerminationPolicyRedirect), withDestCA(c.ca)))
+	d2 := translate(t, in2, opts)
+	p := dynamicStep(t, applied, d2)
+	const name = "be_secure:app:new"
+	if b := p.Next.Backend(name); b == nil || b.Route != "app/new" || len(b.Servers) != 2 {
+		t.Fatalf("Next's backend of the new Route: %+v", b)
+	}
+	add := indexOf(p.Ops, func(op plan.Op) bool { o, ok := op.(plan.AddBackend); return ok && o.Backend.Name == name })
+	server := indexOf(p.Ops, func(op plan.Op) bool { o, ok := op.(plan.AddServer); return ok && o.Backend.Name == name })
+	publish := indexOf(p.Ops, func(op plan.Op) bool { o, ok := op.(plan.PublishBackend); return ok && o.Backend == name })
+	mapped := indexOf(p.Ops, func(op plan.Op) bool { o, ok := op.(plan.AddMapEntry); return ok && o.Value == name })
+	ca := indexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.SetCAFile); return ok })
+	if !(ca >= 0 && ca < add && add < server && server < publish && publish < mapped) {
+		t.Fatalf("want the CA file, add backend, its servers, publish, then the map entry; ops:\n%s", opsText(p.Ops))
+	}
+	if again := plan.ComputeWith(p.Next, d2, dynamic); again.NeedsReload() || len(again.Ops) > 0 {
+		t.Fatalf("planning again: %v\n%s", again.Structural, opsText(again.Ops))
+	}
+
+	// Deleted: the map entry goes, the backend keeps its servers one plan long, Removing.
+	applied = p.Next
+	p = dynamicStep(t, applied, d1)
+	b := p.Next.Backend(name)
+	if b == nil || !b.Retired || !b.Removing || b.Route != "" || len(b.Servers) != 2 {
+		t.Fatalf("the deleted Route's backend after the first plan: %+v", b)
+	}
+	for _, op := range p.Ops {
+		if _, ok := op.(plan.DelMapEntry); !ok {
+			t.Fatalf("first plan after the deletion: want map deletes alone, got %v", op)
+		}
+	}
+	if got := plan.Draining(p.Next); !reflect.DeepEqual(got, []string{name}) {
+		t.Fatalf("Draining = %v", got)
+	}
+	// The next plan deletes it: unpublish, servers, del backend, with the CA file after them.
+	applied = p.Next
+	p = dynamicStep(t, applied, d1)
+	if p.Next.Backend(name) != nil || len(plan.Draining(p.Next)) != 0 {
+		t.Fatalf("the backend is still in Next: %+v", p.Next.Backend(name))
+	}
+	unpublish := indexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.UnpublishBackend); return ok })
+	del := indexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.DelBackend); return ok })
+	delServer := lastIndexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.DelServer); return ok })
+	delCA := indexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.DelCAFile); return ok })
+	if !(unpublish == 0 && unpublish < delServer && delServer < del && del < delCA) {
+		t.Fatalf("want unpublish, the servers, del backend, then the CA file; ops:\n%s", opsText(p.Ops))
+	}
+	if !reflect.DeepEqual(plantest.RuntimeView(p.Next), plantest.RuntimeView(plan.ComputeWith(nil, d1, dynamic).Next)) {
+		t.Fatal("after the deletion, Next differs from a fresh start")
+	}
+}
+
+// TestComputeDynamicReturningRoute: a Route deleted and back before its backend is deleted gets
+// its backend again (published anew once it is being removed); one whose termination changes gets
+// its new backend at runtime and the old one is deleted.
+func TestComputeDynamicReturningRoute(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(0)
+	in := baseInput(c)
+	d1 := translate(t, in, opts)
+	applied := plan.ComputeWith(nil, d1, dynamic).Next
+
+	gone := translate(t, withoutRoute(in, "app", "plain"), opts)
+	p := dynamicStep(t, applied, gone)
+	p = dynamicStep(t, p.Next, d1)
+	if b := p.Next.Backend("be_http:app:plain"); b == nil || b.Removing || b.Retired || b.Route != "app/plain" {
+		t.Fatalf("the returning Route's backend: %+v", b)
+	}
+	if indexOf(p.Ops, func(op plan.Op) bool { o, ok := op.(plan.PublishBackend); return ok && o.Backend == "be_http:app:plain" }) < 0 {
+		t.Fatalf("the returning Route's backend is not published again; ops:\n%s", opsText(p.Ops))
+	}
+
+	edge := translate(t, changeRoute(in, "app", "plain",
+		withTLS(routev1.TLSTerminationEdge, routev1.InsecureEdgeTerminationPolicyAllow), withCert(c.example)), opts)
+	p = dynamicStep(t, p.Next, edge)
+	if b := p.Next.Backend("be_edge_http:app:plain"); b == nil || b.Route != "app/plain" {
+		t.Fatalf("the edge backend: %+v", b)
+	}
+	if b := p.Next.Backend("be_http:app:plain"); b == nil || !b.Removing {
+		t.Fatalf("the old backend: %+v", b)
+	}
+}
+
+// TestComputeDynamicOwnLines: a new Route whose options its profile cannot carry, and a served
+// Route whose options change, are still reloads with their reason.
+func TestComputeDynamicOwnLines(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(0)
+	in := baseInput(c)
+	applied := plan.ComputeWith(nil, translate(t, in, opts), dynamic).Next
+
+	allow := withRoute(in, newRoute("app", "walled", "walled.example.com", 10, withService("s-extra"),
+		withAnnotation("haproxy.router.openshift.io/ip_whitelist", "10.0.0.0/8")))
+	p := plan.ComputeWith(applied, translate(t, allow, opts), dynamic)
+	if r := p.Reason(); r.Kind != plan.NewBackend || r.Subject != "be_http:app:walled" {
+		t.Fatalf("a new Route with an allowlist: %v", p.Structural)
+	}
+	for _, b := range p.Next.Backends {
+		if b.Spare {
+			t.Fatalf("the reload on 3.4 installs spare %s", b.Name)
+		}
+	}
+	balance := changeRoute(in, "app", "plain", withAnnotation("haproxy.router.openshift.io/balance", "leastconn"))
+	if p := plan.ComputeWith(applied, translate(t, balance, opts), dynamic); p.Reason().Kind != plan.BackendOptionsChanged {
+		t.Fatalf("a balance change: %v", p.Structural)
+	}
+}
