@@ -119,7 +119,10 @@ func TestComputeDynamicReturningRoute(t *testing.T) {
 	if b := p.Next.Backend("be_http:app:plain"); b == nil || b.Removing || b.Retired || b.Route != "app/plain" {
 		t.Fatalf("the returning Route's backend: %+v", b)
 	}
-	if indexOf(p.Ops, func(op plan.Op) bool { o, ok := op.(plan.PublishBackend); return ok && o.Backend == "be_http:app:plain" }) < 0 {
+	if indexOf(p.Ops, func(op plan.Op) bool {
+		o, ok := op.(plan.PublishBackend)
+		return ok && o.Backend == "be_http:app:plain"
+	}) < 0 {
 		t.Fatalf("the returning Route's backend is not published again; ops:\n%s", opsText(p.Ops))
 	}
 
