@@ -161,3 +161,29 @@ func TestComputeDynamicOwnLines(t *testing.T) {
 		t.Fatalf("a balance change: %v", p.Structural)
 	}
 }
+
+// TestComputeDynamicKeepsStickTables: HAProxy never deletes a backend with a stick-table, so a
+// rate-limited Route's backend is retired as before 3.4 (emptied, kept until a reload).
+func TestComputeDynamicKeepsStickTables(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(0)
+	in := withRoute(baseInput(c), newRoute("app", "limited", "limited.example.com", 10, withService("s-extra"),
+		withAnnotation("haproxy.router.openshift.io/rate-limit-connections", "true"),
+		withAnnotation("haproxy.router.openshift.io/rate-limit-connections.concurrent-tcp", "10")))
+	applied := plan.ComputeWith(nil, translate(t, in, opts), dynamic).Next
+	if b := applied.Backend("be_http:app:limited"); b == nil || b.RateLimit == nil {
+		t.Fatalf("the rate-limited backend: %+v", b)
+	}
+	gone := translate(t, withoutRoute(in, "app", "limited"), opts)
+	p := dynamicStep(t, applied, gone)
+	p = dynamicStep(t, p.Next, gone)
+	b := p.Next.Backend("be_http:app:limited")
+	if b == nil || !b.Retired || b.Removing || len(b.Servers) != 0 {
+		t.Fatalf("the rate-limited backend after its Route went: %+v", b)
+	}
+	for _, op := range p.Ops {
+		if _, ok := op.(plan.DelBackend); ok {
+			t.Fatalf("a backend with a stick-table is deleted: %v", op)
+		}
+	}
+}

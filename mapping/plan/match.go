@@ -198,8 +198,8 @@ func matchBackends(applied, desired *model.Config, dynamic bool) matching {
 			if a.Name != d.Name {
 				m.rename[d.Name] = a.Name
 			}
-		case dynamic && (a.Retired || a.Spare && a.Route == ""):
-			// Retired by the last plan, or its deletion deferred, or a free spare (an HAProxy
+		case dynamic && (a.Removing || a.Spare && a.Route == ""):
+			// Retired by the last plan (Removing), or its deletion deferred, or a free spare (an HAProxy
 			// started before its version was known, or released by the last plan): delete it now
 			// (Diff).
 			dropped = true
@@ -231,7 +231,9 @@ func matchBackends(applied, desired *model.Config, dynamic bool) matching {
 			// A retired backend, its servers kept one plan long (see retiring); HAProxy 3.4+
 			// deletes it with the next plan.
 			n := *a
-			n.Route, n.Retired, n.Removing = "", true, dynamic
+			// (HAProxy never deletes a backend with a stick-table: a rate-limited one stays
+			// retired until a reload.)
+			n.Route, n.Retired, n.Removing = "", true, dynamic && a.RateLimit == nil
 			if len(n.Servers) == 0 {
 				n.Servers = []model.Server{}
 				if a.Kind == model.KindReencrypt {

@@ -118,16 +118,17 @@ func (r *Renderer) Masks() (map[string][]byte, error) {
 	return out, nil
 }
 
-// blockMask returns the text of a block without the lines of its backend's servers, or nothing for
-// a backend that the default template renders from its profile alone.
+// blockMask returns the text of a block without the lines of its backend's servers; nothing with
+// the default template.
 func (r *Renderer) blockMask(blk *block) ([]byte, error) {
 	if blk.mask != nil {
 		return blk.mask, nil
 	}
-	if !r.custom && len(blk.backend.OwnLines()) == 0 {
-		// With the default template such a block is its header, its profile's version blocks and
-		// its servers: HAProxy 3.4 adds and deletes it whole at runtime (plan.AddBackend), and
-		// before 3.4 no plan adds or removes one without a reload.
+	if !r.custom {
+		// The default template renders a block from the backend's model alone, whose options the
+		// plan compares itself: HAProxy 3.4 adds and deletes whole blocks at runtime
+		// (plan.AddBackend, plan.DelBackend), and before 3.4 no plan adds or removes one, nor
+		// changes its options, without a reload.
 		blk.mask = []byte{}
 		return blk.mask, nil
 	}
