@@ -63,7 +63,7 @@ func TestComputeDynamicAddDelete(t *testing.T) {
 	publish := indexOf(p.Ops, func(op plan.Op) bool { o, ok := op.(plan.PublishBackend); return ok && o.Backend == name })
 	mapped := indexOf(p.Ops, func(op plan.Op) bool { o, ok := op.(plan.AddMapEntry); return ok && o.Value == name })
 	ca := indexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.SetCAFile); return ok })
-	if !(ca >= 0 && ca < add && add < server && server < publish && publish < mapped) {
+	if ordered := ca >= 0 && ca < add && add < server && server < publish && publish < mapped; !ordered {
 		t.Fatalf("want the CA file, add backend, its servers, publish, then the map entry; ops:\n%s", opsText(p.Ops))
 	}
 	if again := plan.ComputeWith(p.Next, d2, dynamic); again.NeedsReload() || len(again.Ops) > 0 {
@@ -95,7 +95,7 @@ func TestComputeDynamicAddDelete(t *testing.T) {
 	del := indexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.DelBackend); return ok })
 	delServer := lastIndexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.DelServer); return ok })
 	delCA := indexOf(p.Ops, func(op plan.Op) bool { _, ok := op.(plan.DelCAFile); return ok })
-	if !(unpublish == 0 && unpublish < delServer && delServer < del && del < delCA) {
+	if ordered := unpublish == 0 && unpublish < delServer && delServer < del && del < delCA; !ordered {
 		t.Fatalf("want unpublish, the servers, del backend, then the CA file; ops:\n%s", opsText(p.Ops))
 	}
 	if !reflect.DeepEqual(plantest.RuntimeView(p.Next), plantest.RuntimeView(plan.ComputeWith(nil, d1, dynamic).Next)) {
