@@ -99,9 +99,9 @@ func renderCheck(t testing.TB, cfg *model.Config, dir string, c testCerts) []ren
 	return files
 }
 
-// checkRuntimePlan checks a runtime plan from applied: Next validates, Simulate(applied, Ops) gives
-// Next's runtime view, Next serves what desired says, and planning again from Next changes nothing.
-func checkRuntimePlan(t testing.TB, applied, desired *model.Config, p plan.Plan) {
+// checkSimulates checks that p is a runtime plan whose Next validates and whose ops, simulated from
+// applied, give Next's runtime view.
+func checkSimulates(t testing.TB, applied *model.Config, p plan.Plan) {
 	t.Helper()
 	if p.NeedsReload() {
 		t.Fatalf("want a runtime plan, got %v", p.Structural)
@@ -116,6 +116,13 @@ func checkRuntimePlan(t testing.TB, applied, desired *model.Config, p plan.Plan)
 	if got, want := plantest.RuntimeView(sim), plantest.RuntimeView(p.Next); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Simulate(applied, ops) differs from Next:\n%s\nops:\n%s", viewDiff(got, want), opsText(p.Ops))
 	}
+}
+
+// checkRuntimePlan checks a runtime plan from applied: Next validates, Simulate(applied, Ops) gives
+// Next's runtime view, Next serves what desired says, and planning again from Next changes nothing.
+func checkRuntimePlan(t testing.TB, applied, desired *model.Config, p plan.Plan) {
+	t.Helper()
+	checkSimulates(t, applied, p)
 	checkServes(t, applied, p.Next, desired)
 	checkOrder(t, p.Ops, p.Next)
 	again := plan.Compute(p.Next, desired)
