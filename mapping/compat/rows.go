@@ -555,7 +555,7 @@ var rows = []Row{
 	},
 	{
 		Kind: EnvVar, Name: "HAROUTE_SPARE_BACKENDS", Default: "`10`", Status: HarouteOnly,
-		Note: "Spare backends kept per backend kind and balance variant, so that a new Route needs no reload (what DCM's blueprint pools do in the stock router).",
+		Note: "Spare backends kept per backend kind and balance variant, so that a new Route needs no reload (what DCM's blueprint pools do in the stock router), on HAProxy 2.6–3.3. HAProxy 3.4 adds a new Route's own backend at runtime and keeps no spares.",
 	},
 	{
 		Kind: EnvVar, Name: "HAROUTE_TRUST_CROSS_NAMESPACE_ENDPOINTS", Default: "`false`", Status: HarouteOnly,
