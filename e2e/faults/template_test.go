@@ -17,7 +17,7 @@ import (
 // Paths and anchors of the custom templates TestBrokenCustomTemplate derives from the default one.
 const (
 	defaultTemplate = "../../mapping/render/haproxy.cfg.tmpl"
-	backendAnchor   = "\n  mode {{ $b.Mode }}"
+	backendAnchor   = "\nbackend {{ $b.Name }} from {{ $b.Profile }}"
 	globalAnchor    = "\nglobal\n"
 	// badRoute is the Route the custom template renders an invalid line for.
 	badRoute = "e2e/bad"
