@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"strconv"
 	"sort"
 	"strings"
 
@@ -30,7 +31,7 @@ type mapValue struct {
 
 func newMapBuilder(forwarded string) *mapBuilder {
 	m := &mapBuilder{maps: map[string]map[string]mapValue{}, forwarded: forwarded}
-	for _, name := range []string{model.MapCookieSameSite, model.MapCookieNames, model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapHeaderValues} {
+	for _, name := range []string{model.MapCookieSameSite, model.MapCookieNames, model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapHeaderValues, model.MapTimeoutServer, model.MapTimeoutTunnel} {
 		m.maps[name] = map[string]mapValue{}
 	}
 	return m
@@ -89,6 +90,13 @@ func (m *mapBuilder) addRoute(a *admission) {
 	}
 	if a.options.cookie != nil && a.options.cookieSameSite != "" {
 		m.add(model.MapCookieSameSite, a.backendName, a.options.cookieSameSite, true)
+	}
+	if a.kind.Mode() == model.ModeHTTP {
+		for mapName, v := range map[string]string{model.MapTimeoutServer: a.options.timeoutServer, model.MapTimeoutTunnel: a.options.timeoutTunnel} {
+			if ms, ok := model.TimeoutMillis(v); ok {
+				m.add(mapName, a.backendName, strconv.FormatInt(ms, 10), true)
+			}
+		}
 	}
 	for _, e := range a.headerValues {
 		m.add(model.MapHeaderValues, e.Key, e.Value, true)

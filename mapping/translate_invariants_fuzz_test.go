@@ -32,7 +32,7 @@ const (
 var (
 	layoutFrontends = []string{model.FrontendPublic, model.FrontendPublicSSL, model.FrontendSNI, model.FrontendNoSNI, "stats"}
 	layoutBackends  = map[string]string{model.SNIBackend: "fe_sni", model.NoSNIBackend: "fe_no_sni", model.DefaultBackend: ""}
-	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues}
+	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues, model.MapTimeoutServer, model.MapTimeoutTunnel}
 )
 
 // twoWordDirectives are the directives whose second word says what they do: a directive is told by
@@ -497,6 +497,16 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 			// A policy other than the router default, for an HTTP-mode Route.
 			if key == ri.Backend && ri.Termination != string(routev1.TLSTerminationPassthrough) &&
 				slices.Contains(model.ForwardedPolicies(), value) && value != c.opts.ForwardedHeaders {
+				return true
+			}
+		case model.MapTimeoutServer, model.MapTimeoutTunnel:
+			// The HTTP backend's own timeout, in milliseconds.
+			b := c.cfg.Backend(key)
+			v := b.TimeoutServer
+			if m == model.MapTimeoutTunnel {
+				v = b.TimeoutTunnel
+			}
+			if ms, ok := model.TimeoutMillis(v); key == ri.Backend && b.Mode == model.ModeHTTP && ok && strconv.FormatInt(ms, 10) == value {
 				return true
 			}
 		case model.MapHeaderValues:

@@ -642,11 +642,11 @@ var rows = []Row{
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout", Default: "ROUTER_DEFAULT_SERVER_TIMEOUT", Status: Supported,
-		Note: "`timeout server` of the Route's backend; on a passthrough Route, as in the stock router, its `timeout tunnel` when `timeout-tunnel` is not set (a passthrough connection is a tunnel from its start).",
+		Note: "The server timeout of the Route's requests (on HTTP Routes from a map entry, so a change needs no reload); on a passthrough Route, as in the stock router, its `timeout tunnel` when `timeout-tunnel` is not set (a passthrough connection is a tunnel from its start).",
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/timeout-tunnel", Default: "ROUTER_DEFAULT_TUNNEL_TIMEOUT", Status: Supported,
-		Note: "`timeout tunnel` of the Route's backend (WebSockets, passthrough); on a passthrough Route it wins over `timeout`.",
+		Note: "The tunnel timeout of the Route's connections (WebSockets, passthrough; on HTTP Routes from a map entry, so a change needs no reload); on a passthrough Route it wins over `timeout`.",
 	},
 	{
 		Kind: Annotation, Name: "idling.alpha.openshift.io/idled-at", Default: "unset", Status: Supported,

@@ -94,6 +94,13 @@ const (
 	// the value, URL-encoded: MappedHeaderValue), so that a Route's header value changes at runtime
 	// with a map entry.
 	MapHeaderValues = "haroute_header_values.map"
+	// MapTimeoutServer and MapTimeoutTunnel map the backend of an HTTP Route with a timeout or
+	// timeout-tunnel annotation to that timeout in milliseconds (TimeoutMillis): the HTTP profiles
+	// set the request's timeout from them (http-request set-timeout), so that the annotations change
+	// at runtime with a map entry, and a backend with them is added at runtime on HAProxy 3.4. A
+	// passthrough Route's timeouts stay lines of its backend (set-timeout is HTTP only).
+	MapTimeoutServer = "haroute_timeout_server.map"
+	MapTimeoutTunnel = "haroute_timeout_tunnel.map"
 	// CertList is the crt-list of the TLS-terminating frontends.
 	CertList = "cert_config.map"
 )

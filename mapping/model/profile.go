@@ -59,8 +59,9 @@ func (b *Backend) OwnLines() []string {
 			out = append(out, name)
 		}
 	}
-	add("timeoutServer", b.TimeoutServer != "")
-	add("timeoutTunnel", b.TimeoutTunnel != "")
+	// HTTP backends' timeouts come from MapTimeoutServer and MapTimeoutTunnel.
+	add("timeoutServer", b.TimeoutServer != "" && b.Mode == ModeTCP)
+	add("timeoutTunnel", b.TimeoutTunnel != "" && b.Mode == ModeTCP)
 	add("allowlist", len(b.Allowlist) > 0)
 	add("rateLimit", b.RateLimit != nil)
 	add("hsts", b.HSTS != "")

@@ -223,9 +223,9 @@ func TestComputeStructural(t *testing.T) {
 		"alternate backend makes roundrobin, no spare": {0, func(o mapping.Options) (mapping.Input, mapping.Options) {
 			return changeRoute(in, "app", "plain", withAlternate("s-extra", 50)), o
 		}, []plan.Reason{{Kind: plan.BackendOptionsChanged, Subject: "be_http:app:plain", Detail: "balance"}}},
-		"timeout annotation on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
-			return withRoute(in, extra(withAnnotation(mapping.AnnotationTimeout, "5s"))), o
-		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_http:app:extra", Detail: "non-default options: timeoutServer"}}},
+		"allowlist on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
+			return withRoute(in, extra(withAnnotation(mapping.AnnotationIPAllowlist, "10.0.0.0/8"))), o
+		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_http:app:extra", Detail: "non-default options: allowlist"}}},
 		"leastconn on a new route": {2, func(o mapping.Options) (mapping.Input, mapping.Options) {
 			return withRoute(in, extra(withAnnotation(mapping.AnnotationBalance, "leastconn"))), o
 		}, []plan.Reason{{Kind: plan.NewBackend, Subject: "be_http:app:extra", Detail: "non-default options: balance"}}},
@@ -450,7 +450,7 @@ func TestDiffRefuses(t *testing.T) {
 	c := loadCerts(t)
 	d := translate(t, baseInput(c), testOptions(1))
 	pooled := plan.WithPool(d)
-	other := translate(t, changeRoute(baseInput(c), "app", "plain", withAnnotation(mapping.AnnotationTimeout, "3s")), testOptions(1))
+	other := translate(t, changeRoute(baseInput(c), "app", "plain", withAnnotation(mapping.AnnotationIPAllowlist, "10.0.0.0/8")), testOptions(1))
 	fewerMaps := *d
 	fewerMaps.Maps = d.Maps[1:]
 	for name, tc := range map[string]struct {
@@ -458,7 +458,7 @@ func TestDiffRefuses(t *testing.T) {
 		want     string
 	}{
 		"backend added":   {d, pooled, "backends can only be added or removed by a reload"},
-		"options changed": {d, other, `backend "be_http:app:plain": options differ (timeoutServer)`},
+		"options changed": {d, other, `backend "be_http:app:plain": options differ (allowlist)`},
 		"map removed":     {d, &fewerMaps, "map files can only be added or removed by a reload"},
 		"nil":             {nil, d, "nil config"},
 	} {
@@ -759,5 +759,40 @@ func TestComputeCookieNameIsAMapEntry(t *testing.T) {
 	want := []plan.Op{plan.SetMapEntry{Map: model.MapCookieNames, Key: spare, Value: "c2"}}
 	if !reflect.DeepEqual(p2.Ops, want) {
 		t.Fatalf("renaming the cookie: ops\n%s", opsText(p2.Ops))
+	}
+}
+
+// TestComputeTimeoutsAreMapEntries: an HTTP Route's timeout annotations are map entries — a change
+// is a set map, a new Route with one claims a spare — while a passthrough Route's are options of its
+// backend.
+func TestComputeTimeoutsAreMapEntries(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(1)
+	in := baseInput(c)
+	applied := plan.WithPool(translate(t, in, opts))
+
+	d := translate(t, changeRoute(in, "app", "plain", withAnnotation(mapping.AnnotationTimeout, "3s"),
+		withAnnotation(mapping.AnnotationTimeoutTunnel, "2m")), opts)
+	p := plan.Compute(applied, d)
+	checkRuntimePlan(t, applied, d, p)
+	want := []plan.Op{
+		plan.AddMapEntry{Map: model.MapTimeoutServer, Key: "be_http:app:plain", Value: "3000"},
+		plan.AddMapEntry{Map: model.MapTimeoutTunnel, Key: "be_http:app:plain", Value: "120000"},
+	}
+	if !reflect.DeepEqual(p.Ops, want) {
+		t.Fatalf("ops:\n%s", opsText(p.Ops))
+	}
+
+	d = translate(t, withRoute(in, newRoute("app", "slow", "slow.example.com", 10, withService("s-extra"),
+		withAnnotation(mapping.AnnotationTimeout, "90s"))), opts)
+	p = plan.Compute(applied, d)
+	checkRuntimePlan(t, applied, d, p)
+	if v, _ := p.Next.MapValue(model.MapTimeoutServer, model.SpareBackendName(model.KindHTTP, "random", 0)); v != "90000" {
+		t.Fatalf("the spare serving the new Route has timeout %q; ops:\n%s", v, opsText(p.Ops))
+	}
+
+	d = translate(t, changeRoute(in, "app", "tcp", withAnnotation(mapping.AnnotationTimeoutTunnel, "2m")), opts)
+	if p := plan.Compute(applied, d); p.Reason().Kind != plan.BackendOptionsChanged {
+		t.Fatalf("a passthrough Route's timeout: %v", p.Structural)
 	}
 }

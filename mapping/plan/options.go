@@ -9,7 +9,8 @@ import (
 
 // optionDiff returns the names of the backend options in which a and b differ: every Backend field
 // except Name, Route, Spare, Retired, Servers and ForwardedHeaders (a map entry carries the policy:
-// model.MapForwardedHeaders). The header rules count as "requestHeaders" and "responseHeaders"; the
+// model.MapForwardedHeaders), and the timeouts of HTTP backends (model.MapTimeoutServer and
+// model.MapTimeoutTunnel carry them). The header rules count as "requestHeaders" and "responseHeaders"; the
 // literal values the map carries (model.MapHeaderValues) are not part of them. A cookie name or key that equals the default of its
 // own backend's name (model.DefaultCookieName / DefaultCookieKey) counts as "default", so a default
 // cookie matches a default cookie under another backend name. TLS settings compare by value (the CA
@@ -33,8 +34,8 @@ func optionNames(a, b *model.Backend) []string {
 	diff("mode", a.Mode != b.Mode)
 	diff("balance", a.Balance != b.Balance)
 	diff("cookie", !sameCookie(a, b))
-	diff("timeoutServer", a.TimeoutServer != b.TimeoutServer)
-	diff("timeoutTunnel", a.TimeoutTunnel != b.TimeoutTunnel)
+	diff("timeoutServer", !sameTimeouts(a, b) && a.TimeoutServer != b.TimeoutServer)
+	diff("timeoutTunnel", !sameTimeouts(a, b) && a.TimeoutTunnel != b.TimeoutTunnel)
 	diff("checkInterval", a.CheckInterval != b.CheckInterval)
 	diff("allowlist", !slices.Equal(a.Allowlist, b.Allowlist))
 	diff("rateLimit", !equalPtr(a.RateLimit, b.RateLimit))
@@ -71,13 +72,22 @@ func optionsChanged(subject string, diffs []string) Reason {
 // every matched backend goes through, so it allocates nothing.
 func sameOptions(a, b *model.Backend) bool {
 	return a.Kind == b.Kind && a.Mode == b.Mode && a.Balance == b.Balance &&
-		a.TimeoutServer == b.TimeoutServer && a.TimeoutTunnel == b.TimeoutTunnel &&
+		sameTimeouts(a, b) &&
 		a.CheckInterval == b.CheckInterval && a.HSTS == b.HSTS && a.ServerMaxConn == b.ServerMaxConn &&
 		a.CaseAdjustServer == b.CaseAdjustServer &&
 		slices.Equal(a.Allowlist, b.Allowlist) && equalPtr(a.RateLimit, b.RateLimit) &&
 		equalPtr(a.Rewrite, b.Rewrite) && equalPtr(a.TLS, b.TLS) &&
 		slices.Equal(a.RequestHeaders, b.RequestHeaders) && slices.Equal(a.ResponseHeaders, b.ResponseHeaders) &&
 		(a.Cookie == b.Cookie || sameCookie(a, b))
+}
+
+// sameTimeouts compares the timeouts of two backends as options: those of HTTP backends are not,
+// model.MapTimeoutServer and model.MapTimeoutTunnel carry them.
+func sameTimeouts(a, b *model.Backend) bool {
+	if a.Mode == model.ModeHTTP && b.Mode == model.ModeHTTP {
+		return true
+	}
+	return a.TimeoutServer == b.TimeoutServer && a.TimeoutTunnel == b.TimeoutTunnel
 }
 
 // equalPtr reports whether two pointers to comparable values are both nil or point to equal values.

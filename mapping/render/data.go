@@ -38,6 +38,7 @@ const (
 var standardMaps = []string{
 	model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain,
 	model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues,
+	model.MapTimeoutServer, model.MapTimeoutTunnel,
 }
 
 // Data is the value haproxy.cfg templates are executed with. Custom templates (TEMPLATE_FILE) read the

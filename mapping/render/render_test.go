@@ -82,6 +82,7 @@ func TestRenderFiles(t *testing.T) {
 		"conf/cert_config.map", "conf/default_pub_keys.pem", "conf/haproxy.cfg", ErrorPage503File, ErrorPage404File,
 		"conf/os_edge_reencrypt_be.map", "conf/os_http_be.map", "conf/os_route_http_redirect.map",
 		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map", "conf/haroute_cookie.map", "conf/haroute_cookie_names.map", "conf/haroute_header_values.map",
+		"conf/haroute_timeout_server.map", "conf/haroute_timeout_tunnel.map",
 		"router/cacerts/ns2:re.pem", "router/certs/ns1:edge.pem", "router/certs/ns1:wild.pem",
 		DefaultBackendFile,
 	}
@@ -215,7 +216,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		"backend be_sni":    {"  mode tcp", "  server fe_sni unix@/srv/haproxy/run/haproxy-sni.sock weight 1 send-proxy"},
 		"backend be_no_sni": {"  mode tcp", "  server fe_no_sni unix@/srv/haproxy/run/haproxy-no-sni.sock weight 1 send-proxy"},
 		"backend be_edge_http:ns1:edge": {
-			"backend be_edge_http:ns1:edge from haroute_http_roundrobin_cookie", "  timeout server 2m", "  timeout tunnel 2h",
+			"backend be_edge_http:ns1:edge from haroute_http_roundrobin_cookie",
 			"  acl allowlist src 10.1.41.0/24 10.1.42.0/24 10.1.43.0/24 10.1.44.0/24 127.0.0.1 ::1 fd00::/8",
 			"  tcp-request content reject if !allowlist",
 			"  stick-table type ipv6 size 100k expire 30s store conn_cur,conn_rate(3s),http_req_rate(10s)",
@@ -246,6 +247,7 @@ func TestRenderDefaultTemplate(t *testing.T) {
 		// The backend profiles, after the frontends.
 		"defaults haroute_http_roundrobin_cookie": {
 			"defaults haroute_http_roundrobin_cookie from haroute", "  mode http", "  balance roundrobin", "  timeout check 5000ms",
+			"  http-request set-timeout server be_name,map_str_int(/srv/haproxy/conf/haroute_timeout_server.map) if { be_name,map_str_int(/srv/haproxy/conf/haroute_timeout_server.map) -m found }",
 			".if version_atleast(3.0)", "  cookie haroute_sticky insert indirect nocache httponly",
 			".else", "  cookie haroute_sticky insert indirect nocache httponly dynamic", ".endif",
 		},

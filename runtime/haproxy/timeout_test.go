@@ -1,0 +1,107 @@
+package haproxy_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/mapping/render"
+)
+
+// startSilentHTTP listens on ip:0 and reads every connection without ever answering, until the
+// client closes it; it stops on cleanup.
+func startSilentHTTP(t *testing.T, ip string) netip.AddrPort {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		_ = l.Close()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				_, _ = io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).AddrPort()
+}
+
+// TestTimeoutAnnotationAtRuntime: an HTTP Route's timeout annotation reaches HAProxy through a map
+// entry (the profile's set-timeout rule): setting it is no reload, and a server that does not answer
+// then gets the request answered 504 after that timeout, where the router's own 30s keep it waiting.
+func TestTimeoutAnnotationAtRuntime(t *testing.T) {
+	ctx := context.Background()
+	ca := testbed.NewCA(t, "router CA")
+	silent := startSilentHTTP(t, "127.0.0.2")
+	opts := testbed.RouterOptions(t)
+	desired := func(timeout string) *model.Config {
+		var m testbed.Manifests
+		m.ServiceAt("app", "slow", silent)
+		var ro []testbed.RouteOption
+		if timeout != "" {
+			ro = append(ro, testbed.Annotate(mapping.AnnotationTimeout, timeout))
+		}
+		m.Route("app", "slow", "slow.example.com", "", "slow", ro...)
+		cfg, problems := mapping.Translate(m.Input(t), opts)
+		if len(problems) > 0 {
+			t.Fatalf("translate: %v", problems)
+		}
+		return cfg
+	}
+	dir := testbed.TempDir(t)
+	inst, _ := startInstance(t, dir, render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, desired(""))
+	if _, err := inst.Update(ctx, desired("")); err != nil {
+		t.Fatal(err)
+	}
+	get := func(wait time.Duration) (int, error) {
+		c := http.Client{Timeout: wait}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", opts.HTTPPort), nil)
+		if err != nil {
+			return 0, err
+		}
+		req.Host = "slow.example.com"
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	if status, err := get(2 * time.Second); err == nil {
+		t.Fatalf("without the annotation the silent server's request was answered %d within 2s; want it kept waiting (timeout server 30s)", status)
+	}
+
+	out, err := inst.Update(ctx, desired("500ms"))
+	if err != nil || out.Reloaded {
+		t.Fatalf("setting the timeout: reloaded %v (%v), err %v", out.Reloaded, out.Reason, err)
+	}
+	if out.Result.Counts["add_map_entry"] != 1 {
+		t.Fatalf("setting the timeout: ops %v, want one map entry", out.Result.Counts)
+	}
+	if status, err := get(10 * time.Second); err != nil || status != http.StatusGatewayTimeout {
+		t.Fatalf("with timeout 500ms: status %d, err %v; want 504", status, err)
+	}
+}
