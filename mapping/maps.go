@@ -1,8 +1,8 @@
 package mapping
 
 import (
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/haroute/haroute/mapping/model"
@@ -92,10 +92,11 @@ func (m *mapBuilder) addRoute(a *admission) {
 		m.add(model.MapCookieSameSite, a.backendName, a.options.cookieSameSite, true)
 	}
 	if a.kind.Mode() == model.ModeHTTP {
-		for mapName, v := range map[string]string{model.MapTimeoutServer: a.options.timeoutServer, model.MapTimeoutTunnel: a.options.timeoutTunnel} {
-			if ms, ok := model.TimeoutMillis(v); ok {
-				m.add(mapName, a.backendName, strconv.FormatInt(ms, 10), true)
-			}
+		if ms, ok := model.TimeoutMillis(a.options.timeoutServer); ok {
+			m.add(model.MapTimeoutServer, a.backendName, strconv.FormatInt(ms, 10), true)
+		}
+		if ms, ok := model.TimeoutMillis(a.options.timeoutTunnel); ok {
+			m.add(model.MapTimeoutTunnel, a.backendName, strconv.FormatInt(ms, 10), true)
 		}
 	}
 	for _, e := range a.headerValues {
