@@ -70,6 +70,9 @@ type StepResult struct {
 	Duration time.Duration
 }
 
+// maxDrainPlans bounds the plans a step makes after its own while backends drain (plan.Draining).
+const maxDrainPlans = 4
+
 // Step brings A to the translation of in. An error means the step could not be carried out.
 func (d *Driver) Step(ctx context.Context, in mapping.Input) (StepResult, error) {
 	start := time.Now()
@@ -95,8 +98,17 @@ func (d *Driver) Step(ctx context.Context, in mapping.Input) (StepResult, error)
 		return res, err
 	}
 	// Backends that lost their Route keep their servers until the next plan (plan.Draining), which
-	// `haroute run` makes soon after: so does the step, before A is compared with a fresh B.
-	if draining := plan.Draining(d.Applied); len(draining) > 0 && !out.Plan.NeedsReload() {
+	// `haroute run` makes soon after: so does the step, before A is compared with a fresh B. On
+	// HAProxy 3.4 a profile hand-over takes up to three such plans (the old backend deleted, the
+	// Route's own added back, the hand-over backend deleted).
+	for range maxDrainPlans {
+		if out.Plan.NeedsReload() {
+			break
+		}
+		draining := plan.Draining(d.Applied)
+		if len(draining) == 0 {
+			break
+		}
 		again, err := d.Updater.Update(ctx, res.Desired)
 		if err != nil {
 			return res, fmt.Errorf("update after %v drained: %w", draining, err)

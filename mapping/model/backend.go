@@ -1,6 +1,9 @@
 package model
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // BackendKind says which kind of Route a backend serves; it fixes the name prefix and the TLS handling.
 type BackendKind string
@@ -45,6 +48,18 @@ const SpareNamespace = "_spare"
 func SpareBackendName(k BackendKind, balance string, i int) string {
 	return fmt.Sprintf("%s:%s:%s-%02d", k.Prefix(), SpareNamespace, balance, i)
 }
+
+// HandoverSuffix ends the name of the backend that serves a Route while HAProxy 3.4 recreates the
+// Route's own backend from another profile (HandoverBackendName). Kubernetes names hold no '_', so
+// no Route's backend name ends with it.
+const HandoverSuffix = "_next"
+
+// HandoverBackendName returns the name of the backend that stands in for backend name during a
+// profile hand-over, e.g. "be_http:ns:route_next".
+func HandoverBackendName(name string) string { return name + HandoverSuffix }
+
+// IsHandover reports whether a backend name is a hand-over backend's (HandoverBackendName).
+func IsHandover(name string) bool { return strings.HasSuffix(name, HandoverSuffix) }
 
 // BackendName returns OpenShift's backend name, e.g. "be_http:ns:route".
 func BackendName(k BackendKind, namespace, route string) string {

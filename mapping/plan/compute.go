@@ -304,8 +304,9 @@ func retainedCAFiles(applied, desired []model.CAFile, next []*model.Backend) []m
 
 // Draining returns the names of the backends of c that keep servers without a Route (free spares,
 // retired backends): those of Routes removed by the last plan, kept so that requests already on
-// their way finish, and deletions HAProxy deferred; and the backends being removed at runtime
-// (model.Backend.Removing). The next plan removes them: callers plan again
+// their way finish, and deletions HAProxy deferred; the backends being removed at runtime
+// (model.Backend.Removing); and hand-over backends serving a Route while the Route's own backend is
+// recreated from another profile (3.4+: the plan after its deletion adds it back). The next plan removes them: callers plan again
 // soon while there are any, and ComputeDelta needs them among its dirty backends.
 func Draining(c *model.Config) []string {
 	if c == nil {
@@ -313,7 +314,7 @@ func Draining(c *model.Config) []string {
 	}
 	var out []string
 	for _, b := range c.Backends {
-		if b.Route == "" && (len(b.Servers) > 0 || b.Removing) {
+		if b.Route == "" && (len(b.Servers) > 0 || b.Removing) || b.Route != "" && model.IsHandover(b.Name) {
 			out = append(out, b.Name)
 		}
 	}

@@ -150,9 +150,57 @@ func TestComputeDynamicOwnLines(t *testing.T) {
 			t.Fatalf("the reload on 3.4 installs spare %s", b.Name)
 		}
 	}
-	balance := changeRoute(in, "app", "plain", withAnnotation("haproxy.router.openshift.io/balance", "leastconn"))
-	if p := plan.ComputeWith(applied, translate(t, balance, opts), dynamic); p.Reason().Kind != plan.BackendOptionsChanged {
-		t.Fatalf("a balance change: %v", p.Structural)
+	ratelimited := changeRoute(in, "app", "plain", withAnnotation("haproxy.router.openshift.io/rate-limit-connections", "true"),
+		withAnnotation("haproxy.router.openshift.io/rate-limit-connections.concurrent-tcp", "10"))
+	if p := plan.ComputeWith(applied, translate(t, ratelimited, opts), dynamic); p.Reason().Kind != plan.BackendOptionsChanged {
+		t.Fatalf("a rate limit added: %v", p.Structural)
+	}
+}
+
+// TestComputeDynamicHandOver: a served Route whose balance changes is recreated from its new
+// profile without a reload: a hand-over backend from the new profile takes its map entries while its
+// own backend is deleted, then its own backend comes back from the new profile and the hand-over
+// backend goes. The Route keeps its cookie name throughout.
+func TestComputeDynamicHandOver(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(0)
+	in := baseInput(c)
+	applied := plan.ComputeWith(nil, translate(t, in, opts), dynamic).Next
+	const own, next = "be_edge_http:app:edge", "be_edge_http:app:edge_next"
+	cookie, _ := applied.MapValue(model.MapCookieNames, own)
+	d := translate(t, changeRoute(in, "app", "edge", withAnnotation("haproxy.router.openshift.io/balance", "leastconn")), opts)
+
+	// 1. The hand-over backend, from the new profile, takes the Route's map entries.
+	p := dynamicStep(t, applied, d)
+	if b := p.Next.Backend(next); b == nil || b.Balance != "leastconn" || b.Route != "app/edge" {
+		t.Fatalf("the hand-over backend: %+v", b)
+	}
+	if b := p.Next.Backend(own); b == nil || !b.Removing || len(b.Servers) == 0 {
+		t.Fatalf("the Route's own backend after the first plan: %+v", b)
+	}
+	if v, _ := p.Next.MapValue(model.MapCookieNames, next); v != cookie || cookie == "" {
+		t.Fatalf("the hand-over backend's cookie name %q, want the Route's %q", v, cookie)
+	}
+	if indexOf(p.Ops, func(op plan.Op) bool { o, ok := op.(plan.AddBackend); return ok && o.Backend.Name == next }) < 0 {
+		t.Fatalf("no add backend %s; ops:\n%s", next, opsText(p.Ops))
+	}
+	// 2. The own backend is deleted; 3. it comes back from the new profile; 4. the hand-over goes.
+	steps := 0
+	for ; len(plan.Draining(p.Next)) > 0 && steps < 5; steps++ {
+		p = dynamicStep(t, p.Next, d)
+	}
+	if steps != 3 || len(plan.Draining(p.Next)) > 0 {
+		t.Fatalf("%d plans after the hand-over, still draining %v; want 3", steps, plan.Draining(p.Next))
+	}
+	b := p.Next.Backend(own)
+	if b == nil || b.Balance != "leastconn" || b.Route != "app/edge" || p.Next.Backend(next) != nil {
+		t.Fatalf("after the hand-over: own %+v, hand-over %+v", b, p.Next.Backend(next))
+	}
+	if v, _ := p.Next.MapValue(model.MapCookieNames, own); v != cookie {
+		t.Fatalf("cookie name %q after the hand-over, want %q", v, cookie)
+	}
+	if again := plan.ComputeWith(p.Next, d, dynamic); again.NeedsReload() || len(again.Ops) > 0 {
+		t.Fatalf("planning again: %v\n%s", again.Structural, opsText(again.Ops))
 	}
 }
 

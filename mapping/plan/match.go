@@ -132,13 +132,26 @@ func matchBackends(applied, desired *model.Config, dynamic bool) matching {
 				served[ai] = d
 				continue
 			}
+			if dynamic && a.Name == d.Name && a.RateLimit == nil && len(d.OwnLines()) == 0 && len(tlsFit(d, appliedCA, modelCA)) == 0 {
+				// a retires (the default case below) and is deleted; its hand-over backend serves.
+				if r, ok := m.handOver(applied.Backends, d, used, served); !ok {
+					m.reasons = append(m.reasons, r)
+				}
+				continue
+			}
 			m.reasons = append(m.reasons, optionsChanged(d.Name, optionDiff(a, d)))
 			continue
 		}
 		if dynamic {
 			if i := byName[j]; i >= 0 {
-				m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name,
-					Detail: "a backend of that name with other options is still being removed"})
+				// The backend of that name, with other options, is being removed: the hand-over
+				// backend serves meanwhile.
+				if len(d.OwnLines()) > 0 || len(tlsFit(d, appliedCA, modelCA)) > 0 {
+					m.reasons = append(m.reasons, Reason{Kind: NewBackend, Subject: d.Name,
+						Detail: "a backend of that name with other options is still being removed"})
+				} else if r, ok := m.handOver(applied.Backends, d, used, served); !ok {
+					m.reasons = append(m.reasons, r)
+				}
 				continue
 			}
 			if own := d.OwnLines(); len(own) > 0 {
@@ -251,6 +264,30 @@ func matchBackends(applied, desired *model.Config, dynamic bool) matching {
 		sortBackends(m.next)
 	}
 	return m
+}
+
+// handOver serves desired backend d, whose name HAProxy still runs with other options (HAProxy
+// 3.4+), by its hand-over backend (model.HandoverBackendName) while that one is deleted: the applied
+// hand-over backend when it serves d's Route with d's options, else a new one, added from d's
+// profile. The maps name the hand-over backend meanwhile; once the backend of d's name is gone, d is
+// added again under its own name and the hand-over backend retires. ok is false, with the reason,
+// when a hand-over backend with other options is still there (a second change in between).
+func (m *matching) handOver(applied []*model.Backend, d *model.Backend, used []bool, served []*model.Backend) (Reason, bool) {
+	name := model.HandoverBackendName(d.Name)
+	if ti := indexOf(applied, name); ti >= 0 {
+		t := applied[ti]
+		if used[ti] || t.Route != d.Route || t.Retired || len(optionDiff(t, d)) > 0 {
+			return Reason{Kind: BackendOptionsChanged, Subject: d.Name,
+				Detail: "the options changed again while " + name + " stands in for it"}, false
+		}
+		used[ti], served[ti] = true, d // nextOf keeps the name: Next's maps name it (rename)
+		return Reason{}, true
+	}
+	t := *d
+	t.Name = name
+	m.added = append(m.added, &t)
+	m.rename[d.Name] = name
+	return Reason{}, true
 }
 
 // claimable returns the position in pool (free spares of d's kind and balance, lowest name first)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/socket"
@@ -68,6 +69,32 @@ func TestDynamicBackendsAddAndDelete(t *testing.T) {
 	}
 	if strings.Contains(backends(), ":_spare:") {
 		t.Fatalf("HAProxy 3.4 runs spares:\n%s", backends())
+	}
+
+	// A balance change: the Route is recreated from its new profile through a hand-over backend,
+	// without a reload, and keeps answering.
+	var m testbed.Manifests
+	m.Service("app", "web", web)
+	m.Route("app", "a", "a.example.com", "", "web")
+	m.Route("app", "b", "b.example.com", "", "web", testbed.Annotate(mapping.AnnotationBalance, "leastconn"))
+	leastconn, problems := mapping.Translate(m.Input(t), opts)
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	for i := 0; i == 0 || len(plan.Draining(inst.Applied())) > 0; i++ {
+		if i == 6 {
+			t.Fatalf("still draining %v after %d plans", plan.Draining(inst.Applied()), i)
+		}
+		out, err := inst.Update(ctx, leastconn)
+		if err != nil || out.Reloaded {
+			t.Fatalf("balance change, plan %d: reloaded %v (%v), err %v", i+1, out.Reloaded, out.Reason, err)
+		}
+		if status, backend, _ := client.Get(t, "http://b.example.com/"); status != http.StatusOK || backend != "web" {
+			t.Fatalf("during the hand-over (plan %d) the Route answers %d from %q", i+1, status, backend)
+		}
+	}
+	if b := inst.Applied().Backend("be_http:app:b"); b == nil || b.Balance != "leastconn" || strings.Contains(backends(), "_next") {
+		t.Fatalf("after the hand-over: %+v; HAProxy runs\n%s", b, backends())
 	}
 
 	del, err := inst.Update(ctx, routesTo(t, opts, web, "a.example.com"))

@@ -358,7 +358,7 @@ func (i *Instance) runtime(ctx context.Context, files []render.File, masks map[s
 		i.forget(plan.Reason{Kind: plan.Initial, Detail: "the files could not be written: " + err.Error()})
 		return fmt.Errorf("write-through: %w", err)
 	}
-	res, err := apply.Apply(ctx, i.admin, next, paths, i.cfg.Dir, out.Plan.Ops)
+	res, err := i.apply(ctx, next, paths, out.Plan.Ops)
 	release()
 	out.Result = res
 	// Stopping the checks HAProxy started is part of any start from these files: it does not
@@ -386,6 +386,26 @@ func (i *Instance) runtime(ctx context.Context, files []render.File, masks map[s
 	i.applied = withDeferred(next, i.applied, res.Deferred, res.DeferredBackends)
 	i.appliedMasks = masks
 	return nil
+}
+
+// apply carries out ops; while they delete backends (HAProxy 3.4+) it holds the deletion lock
+// (socket.LockDeletions), so that no dump of backends or servers, of this process or `haroute
+// state`, runs meanwhile.
+func (i *Instance) apply(ctx context.Context, next *model.Config, paths render.RuntimePaths, ops []plan.Op) (apply.Result, error) {
+	if slices.ContainsFunc(ops, func(op plan.Op) bool {
+		switch op.(type) {
+		case plan.UnpublishBackend, plan.DelBackend:
+			return true
+		}
+		return false
+	}) {
+		unlock, err := socket.LockDeletions(ctx, i.admin.Path())
+		if err != nil {
+			return apply.Result{}, fmt.Errorf("backend deletions: %w", err)
+		}
+		defer unlock()
+	}
+	return apply.Apply(ctx, i.admin, next, paths, i.cfg.Dir, ops)
 }
 
 // render renders next through the Instance's Renderer and returns its files and their runtime masks.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"syscall"
 )
 
 // Admin is a client of a worker's admin (stats) socket.
@@ -14,6 +15,9 @@ type Admin struct {
 
 // NewAdmin returns a client of the admin socket at path.
 func NewAdmin(path string, opts Options) *Admin { return &Admin{path: path, opts: opts} }
+
+// Path returns the admin socket's path.
+func (a *Admin) Path() string { return a.path }
 
 // Command implements Runner with one connection per command: it dials (retrying while the socket is
 // unavailable, see Options.RetryFor), writes the command, reads the reply to EOF (HAProxy closes a
@@ -42,6 +46,13 @@ func (a *Admin) Payload(ctx context.Context, cmd, payload string) (string, error
 
 // exchange runs one non-interactive exchange on a new connection.
 func (a *Admin) exchange(ctx context.Context, cmd, msg string) (string, error) {
+	if isDump(cmd) {
+		release, err := lockFile(ctx, a.path, syscall.LOCK_SH)
+		if err != nil {
+			return "", fmt.Errorf("admin socket %q: %w", cmd, err)
+		}
+		defer release()
+	}
 	o := a.opts.withDefaults()
 	conn, err := dialRetry(ctx, a.path, o)
 	if err != nil {

@@ -342,3 +342,26 @@ func TestStripLineNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestDelBackendCutReply: HAProxy 3.4.7 may cut a long repetition of earlier messages before `del
+// backend`'s own answer; `show backend` then says whether the backend went.
+func TestDelBackendCutReply(t *testing.T) {
+	ctx := context.Background()
+	cut := "Server b/s1 is going DOWN for maintenance.\nServer deleted.\nServer b/s2 is going DOWN for maintenance.\n"
+	for _, tc := range []struct {
+		list string
+		want error
+	}{
+		{"# name\nother\n", nil},
+		{"# name\nb\nother\n", ErrUnexpectedReply},
+	} {
+		r := &scripted{replies: []string{cut, tc.list}}
+		err := DelBackend(ctx, r, "b")
+		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("backend list %q: error %v, want %v", tc.list, err, tc.want)
+		}
+		if len(r.sent) != 2 || r.sent[1] != "show backend" {
+			t.Errorf("sent %q", r.sent)
+		}
+	}
+}
