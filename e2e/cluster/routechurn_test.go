@@ -3,20 +3,26 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/haroute/haroute/e2e/framework"
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/runtime/socket"
 )
 
 // routeChurnRounds is how many times a Route is added and deleted under load.
 const routeChurnRounds = 5
 
 // TestRouteChurnUnderLoad: while a client keeps sending requests to one Route, other Routes are added
-// and deleted: each is served, then gone, and HAProxy never reloads. Then a balance annotation (a
-// backend option no spare backend has) causes exactly one reload, which the client does not notice.
+// and deleted: each is served, then gone, and HAProxy never reloads. A timeout annotation is no
+// reload either; a balance annotation (another profile) is a hand-over at runtime on HAProxy 3.4 and
+// exactly one reload before it, which the client does not notice.
 func TestRouteChurnUnderLoad(t *testing.T) {
 	c, ns, pods := framework.Setup(t, "churn")
 	bs := pods.StartBackends("steady-pod", "extra-pod")
@@ -40,8 +46,44 @@ func TestRouteChurnUnderLoad(t *testing.T) {
 		t.Errorf("HAProxy reload counter went from %d to %d while Routes came and went, want no reload", reloads, got)
 	}
 
-	c.UpdateRoute(t, ns, "steady", framework.Annotations("haproxy.router.openshift.io/balance", "leastconn"))
-	r.WaitOneReload(reloads)
+	// A timeout annotation is a map entry on every version.
+	c.UpdateRoute(t, ns, "steady", framework.Annotations("haproxy.router.openshift.io/timeout", "45s"))
+	r.WaitResponse("http://steady.e2e.test/", func(*testbed.Response) error {
+		entries, err := socket.ShowMap(context.Background(), r.Admin, mapPath(r, model.MapTimeoutServer))
+		if err != nil || len(entries) != 1 || entries[0].Value != "45000" {
+			return fmt.Errorf("the timeout map holds %v (%v)", entries, err)
+		}
+		return nil
+	})
+	if got := r.Reloads(); got != reloads {
+		t.Errorf("HAProxy reloaded for a timeout annotation (%d → %d), want no reload", reloads, got)
+	}
+	// A balance annotation: another profile. HAProxy 3.4 hands the Route over at runtime; before
+	// it, one reload renders the backend with the new algorithm.
+	caps, err := socket.DetectCapabilities(context.Background(), r.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.UpdateRoute(t, ns, "steady", framework.Annotations("haproxy.router.openshift.io/timeout", "45s", "haproxy.router.openshift.io/balance", "leastconn"))
+	if caps.DynamicBackends {
+		r.WaitResponse("http://steady.e2e.test/", func(*testbed.Response) error {
+			list, err := r.Admin.Command(context.Background(), "show backend")
+			if err != nil || !strings.Contains(list, "be_http:"+ns+":steady\n") || strings.Contains(list, model.HandoverSuffix) {
+				return fmt.Errorf("the hand-over has not ended: %q (%v)", list, err)
+			}
+			return nil
+		})
+		if got := r.Reloads(); got != reloads {
+			t.Errorf("HAProxy %s reloaded for a balance annotation (%d → %d), want a hand-over at runtime", caps.Version, reloads, got)
+		}
+	} else {
+		r.WaitOneReload(reloads)
+	}
 	r.WaitBackends("steady.e2e.test", "/", "steady-pod")
 	load.Check(t, 500)
+}
+
+// mapPath is the path of one of the router's map files, as HAProxy names it.
+func mapPath(r *framework.ClusterRouter, name string) string {
+	return filepath.Join(r.Dir, "conf", name)
 }

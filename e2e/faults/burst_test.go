@@ -1,12 +1,14 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/runtime/socket"
 )
 
 // Bounds of TestRouteBurst.
@@ -21,8 +23,9 @@ const (
 // TestRouteBurst writes burstRoutes Routes in one manifest file, waits until every one answers, then
 // removes the file and waits until every one answers 503 again, under load on a Route that exists
 // throughout: no request of the load fails or reaches a wrong backend, no backend holds a server
-// twice, and only the base Route's server is left at the end. The reloads of each step (the spare
-// pool cannot hold the burst) and the time until all answer, and until all are gone, are logged.
+// twice, and only the base Route's server is left at the end. The reloads of each step (before 3.4
+// the spare pool cannot hold the burst; 3.4 must not reload at all) and the time until all answer,
+// and until all are gone, are logged.
 func TestRouteBurst(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.55.1", "web")
@@ -59,6 +62,12 @@ func TestRouteBurst(t *testing.T) {
 	t.Logf("%d Routes in one write: all answered %v after the write (%d reloads); all 503 %v after their removal (%d reloads)",
 		burstRoutes, allServed.Sub(added).Round(time.Millisecond), addReloads, allGone.Sub(removed).Round(time.Millisecond), removeReloads)
 	figures(t, fmt.Sprintf("burst of %d Routes", burstRoutes), f, "all served after", allServed.Sub(added), addReloads+removeReloads)
+	// HAProxy 3.4 adds and deletes every Route's backend at runtime.
+	if caps, err := socket.DetectCapabilities(context.Background(), r.Admin); err != nil {
+		t.Errorf("HAProxy's version: %v", err)
+	} else if caps.DynamicBackends && addReloads+removeReloads != 0 {
+		t.Errorf("HAProxy %s reloaded %d times for the burst (adds %d, removals %d), want none", caps.Version, addReloads+removeReloads, addReloads, removeReloads)
+	}
 }
 
 // waitAllAnswer waits (bounded by applyTimeout) until every Route of the burst answers status from
