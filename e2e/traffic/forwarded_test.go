@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -153,11 +152,6 @@ func startForwardedRecorder(t *testing.T, ip string) netip.AddrPort {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		_ = l.Close()
-		wg.Wait()
-	})
 	serve := func(c net.Conn) {
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(rawTimeout))
@@ -179,20 +173,5 @@ func startForwardedRecorder(t *testing.T, ip string) netip.AddrPort {
 		body, _ := json.Marshal(values)
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				serve(c)
-			}()
-		}
-	}()
-	return l.Addr().(*net.TCPAddr).AddrPort()
+	return testbed.ServeConns(t, l, serve)
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,29 +26,11 @@ func startSilentTLS(t *testing.T, ip string, certPEM, keyPEM []byte) netip.AddrP
 	if err != nil {
 		t.Fatalf("listen on %s: %v", ip, err)
 	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		_ = l.Close()
-		wg.Wait()
+	return testbed.ServeConns(t, l, func(c net.Conn) {
+		defer c.Close()
+		_ = c.(*tls.Conn).Handshake()
+		_, _ = io.Copy(io.Discard, c) // until the client (HAProxy) closes
 	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				_ = c.(*tls.Conn).Handshake()
-				_, _ = io.Copy(io.Discard, c) // until the client (HAProxy) closes
-			}()
-		}
-	}()
-	return l.Addr().(*net.TCPAddr).AddrPort()
 }
 
 // TestPassthroughTimeout: on a passthrough Route the timeout annotation is the tunnel timeout, as

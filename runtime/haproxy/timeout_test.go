@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,28 +24,10 @@ func startSilentHTTP(t *testing.T, ip string) netip.AddrPort {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() {
-		_ = l.Close()
-		wg.Wait()
+	return testbed.ServeConns(t, l, func(c net.Conn) {
+		defer c.Close()
+		_, _ = io.Copy(io.Discard, c)
 	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				_, _ = io.Copy(io.Discard, c)
-			}()
-		}
-	}()
-	return l.Addr().(*net.TCPAddr).AddrPort()
 }
 
 // TestTimeoutAnnotationAtRuntime: an HTTP Route's timeout annotation reaches HAProxy through a map
