@@ -65,7 +65,7 @@ func TestRouteChurnUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.UpdateRoute(t, ns, "steady", framework.Annotations("haproxy.router.openshift.io/timeout", "45s", "haproxy.router.openshift.io/balance", "leastconn"))
-	if caps.DynamicBackends {
+	if caps.DynamicBackends && caps.SafeBackendDeletion {
 		r.WaitResponse("http://steady.e2e.test/", func(*testbed.Response) error {
 			list, err := r.Admin.Command(context.Background(), "show backend")
 			if err != nil || !strings.Contains(list, "be_http:"+ns+":steady\n") || strings.Contains(list, model.HandoverSuffix) {

@@ -36,8 +36,8 @@ func TestDynamicBackendsAddAndDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	caps := socket.CapabilitiesOf(v)
-	if !caps.DynamicBackends {
-		t.Skipf("HAProxy %s adds no backend at runtime (3.4+); the spare pool serves new Routes", caps.Version)
+	if !caps.DynamicBackends || !caps.SafeBackendDeletion {
+		t.Skipf("HAProxy %s adds no backend at runtime (3.4.4+); the spare pool serves new Routes", caps.Version)
 	}
 	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	backends := func() string {

@@ -266,7 +266,8 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 }
 
 // dynamicBackends reports whether the HAProxy that runs adds and deletes backends at runtime
-// (socket.Capabilities.DynamicBackends, 3.4+), reading its version once per process set. An HAProxy
+// (socket.Capabilities.DynamicBackends, 3.4+) safely (SafeBackendDeletion, 3.4.4+), reading its
+// version once per process set. An HAProxy
 // that does not answer, or does not say its version, is planned for as one that cannot: the spare
 // pool serves new Routes there.
 func (i *Instance) dynamicBackends(ctx context.Context) bool {
@@ -277,7 +278,7 @@ func (i *Instance) dynamicBackends(ctx context.Context) bool {
 		}
 		i.caps = &caps
 	}
-	return i.caps.DynamicBackends
+	return i.caps.DynamicBackends && i.caps.SafeBackendDeletion
 }
 
 // crlNeedsReload reports the reason to reload instead of running p, when p changes the client CRLs

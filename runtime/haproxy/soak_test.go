@@ -42,8 +42,8 @@ func TestDynamicBackendsSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !socket.CapabilitiesOf(st.Version).DynamicBackends {
-		t.Skipf("HAProxy %s adds no backend at runtime (3.4+)", st.Version)
+	if c := socket.CapabilitiesOf(st.Version); !c.DynamicBackends || !c.SafeBackendDeletion {
+		t.Skipf("HAProxy %s adds no backend at runtime (3.4.4+)", st.Version)
 	}
 	if _, err := inst.Update(ctx, base); err != nil { // drops the spares of the start
 		t.Fatal(err)

@@ -43,6 +43,14 @@ func (v Version) AtLeast(major, minor int) bool {
 	return v.Major > major || v.Major == major && v.Minor >= minor
 }
 
+// AtLeastPatch reports whether v is major.minor.patch or later.
+func (v Version) AtLeastPatch(major, minor, patch int) bool {
+	if v.Major != major || v.Minor != minor {
+		return v.AtLeast(major, minor)
+	}
+	return v.Patch >= patch
+}
+
 func (v Version) String() string {
 	if v.Text != "" {
 		return v.Text
@@ -100,6 +108,11 @@ type Capabilities struct {
 	// DynamicBackends (3.4+): `add backend <name> from <named defaults>`, `publish backend`,
 	// `unpublish backend` and `del backend` (AddBackend and friends).
 	DynamicBackends bool
+	// SafeBackendDeletion (3.4.4+): HAProxy's dumps of servers and backends (`show servers state|conn`,
+	// `show backend`, `show errors`) are protected against a `del backend` running meanwhile (3.4.3,
+	// changelog of 2026/07/29), and deleting the first backend no longer crashes (3.4.4, 2026/08/27).
+	// haroute adds and deletes backends at runtime only from there (Instance).
+	SafeBackendDeletion bool
 }
 
 // CapabilitiesOf returns the capabilities of HAProxy version v.
@@ -116,6 +129,7 @@ func CapabilitiesOf(v Version) Capabilities {
 		SNIAuto:                  v.AtLeast(3, 3),
 		AddServerNoSNIAuto:       v.AtLeast(3, 4),
 		DynamicBackends:          v.AtLeast(3, 4),
+		SafeBackendDeletion:      v.AtLeastPatch(3, 4, 4),
 		AddCAFile:                v.AtLeast(2, 7),
 		LargePayloads:            v.AtLeast(3, 4),
 		RuntimeCRLFile:           v.AtLeast(3, 2),

@@ -52,3 +52,17 @@ func TestCapabilitiesOf(t *testing.T) {
 		}
 	}
 }
+
+// TestSafeBackendDeletion: runtime backends need 3.4.4, whose changelog protects the dumps against
+// `del backend` (3.4.3) and fixes the deletion of the first backend (3.4.4).
+func TestSafeBackendDeletion(t *testing.T) {
+	for v, want := range map[string]bool{"3.2.26": false, "3.4.0": false, "3.4.3": false, "3.4.4": true, "3.4.7": true, "3.5.0": true, "4.0.0": true} {
+		pv, err := ParseVersion(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := CapabilitiesOf(pv); c.SafeBackendDeletion != want || c.DynamicBackends != pv.AtLeast(3, 4) {
+			t.Errorf("%s: SafeBackendDeletion %v, DynamicBackends %v", v, c.SafeBackendDeletion, c.DynamicBackends)
+		}
+	}
+}
