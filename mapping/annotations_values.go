@@ -159,6 +159,10 @@ func (p *annotationParser) hsts() string {
 		p.invalid(AnnotationHSTS, "", "max-age=<seconds> is required")
 		return ""
 	}
+	if _, ok := model.MappedHeaderValue(v); !ok {
+		p.invalid(AnnotationHSTS, "", "longer than %d bytes once encoded for the HSTS map", model.MaxMappedHeaderValue)
+		return ""
+	}
 	return v
 }
 

@@ -31,7 +31,7 @@ type mapValue struct {
 
 func newMapBuilder(forwarded string) *mapBuilder {
 	m := &mapBuilder{maps: map[string]map[string]mapValue{}, forwarded: forwarded}
-	for _, name := range []string{model.MapCookieSameSite, model.MapCookieNames, model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapHeaderValues, model.MapTimeoutServer, model.MapTimeoutTunnel} {
+	for _, name := range []string{model.MapCookieSameSite, model.MapCookieNames, model.MapEdgeReencrypt, model.MapForwardedHeaders, model.MapHTTP, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapHeaderValues, model.MapTimeoutServer, model.MapTimeoutTunnel, model.MapHSTS} {
 		m.maps[name] = map[string]mapValue{}
 	}
 	return m
@@ -92,6 +92,9 @@ func (m *mapBuilder) addRoute(a *admission) {
 		m.add(model.MapCookieSameSite, a.backendName, a.options.cookieSameSite, true)
 	}
 	if a.kind.Mode() == model.ModeHTTP {
+		if v, ok := model.MappedHeaderValue(a.options.hsts); ok && a.options.hsts != "" {
+			m.add(model.MapHSTS, a.backendName, v, true)
+		}
 		if ms, ok := model.TimeoutMillis(a.options.timeoutServer); ok {
 			m.add(model.MapTimeoutServer, a.backendName, strconv.FormatInt(ms, 10), true)
 		}

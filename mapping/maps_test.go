@@ -193,7 +193,7 @@ func TestAllMapsAlwaysPresentAndSorted(t *testing.T) {
 			t.Errorf("map %s has nil entries", m.Name)
 		}
 	}
-	want := []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues, model.MapTimeoutServer, model.MapTimeoutTunnel}
+	want := []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues, model.MapTimeoutServer, model.MapTimeoutTunnel, model.MapHSTS}
 	sort.Strings(want)
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("maps %v, want %v", names, want)

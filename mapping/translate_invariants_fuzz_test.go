@@ -32,7 +32,7 @@ const (
 var (
 	layoutFrontends = []string{model.FrontendPublic, model.FrontendPublicSSL, model.FrontendSNI, model.FrontendNoSNI, "stats"}
 	layoutBackends  = map[string]string{model.SNIBackend: "fe_sni", model.NoSNIBackend: "fe_no_sni", model.DefaultBackend: ""}
-	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues, model.MapTimeoutServer, model.MapTimeoutTunnel}
+	standardMapList = []string{model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain, model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues, model.MapTimeoutServer, model.MapTimeoutTunnel, model.MapHSTS}
 )
 
 // twoWordDirectives are the directives whose second word says what they do: a directive is told by
@@ -498,6 +498,13 @@ func (c *renderCheck) mapEntryExplained(m, key, value string) bool {
 			if key == ri.Backend && ri.Termination != string(routev1.TLSTerminationPassthrough) &&
 				slices.Contains(model.ForwardedPolicies(), value) && value != c.opts.ForwardedHeaders {
 				return true
+			}
+		case model.MapHSTS:
+			// The HTTP backend's HSTS value, encoded.
+			if b := c.cfg.Backend(key); key == ri.Backend && b != nil && b.HSTS != "" {
+				if v, ok := model.MappedHeaderValue(b.HSTS); ok && v == value {
+					return true
+				}
 			}
 		case model.MapTimeoutServer, model.MapTimeoutTunnel:
 			// The HTTP backend's own timeout, in milliseconds.

@@ -356,7 +356,7 @@ func TestTermination(t *testing.T) {
 
 func TestEmptyInput(t *testing.T) {
 	cfg, problems := translate(t, Input{Routes: []*routev1.Route{nil}, Services: []*corev1.Service{nil}, EndpointSlices: []*discoveryv1.EndpointSlice{nil}}, testOptions())
-	if len(problems) != 0 || len(cfg.Backends) != 0 || len(cfg.Routes) != 0 || len(cfg.Maps) != 11 {
+	if len(problems) != 0 || len(cfg.Backends) != 0 || len(cfg.Routes) != 0 || len(cfg.Maps) != 12 {
 		t.Fatalf("got %+v %v", cfg, problems)
 	}
 }

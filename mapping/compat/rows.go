@@ -590,7 +590,7 @@ var rows = []Row{
 	},
 	{
 		Kind: Annotation, Name: "haproxy.router.openshift.io/hsts_header", Default: "unset", Status: Different,
-		Note: "`Strict-Transport-Security` on edge and reencrypt responses, the value as written. Deliberately different: an invalid value rejects the Route, where the stock router drops the header silently; " +
+		Note: "`Strict-Transport-Security` on edge and reencrypt responses, the value as written (from a map entry, so a change needs no reload). Deliberately different: an invalid value rejects the Route, where the stock router drops the header silently; " +
 			"and the header goes on answers over TLS only, where the stock router also sends it on the plain-HTTP answers of a Route with `insecureEdgeTerminationPolicy: Allow`, which RFC 6797 (7.2) forbids.",
 	},
 	{

@@ -64,7 +64,6 @@ func (b *Backend) OwnLines() []string {
 	add("timeoutTunnel", b.TimeoutTunnel != "" && b.Mode == ModeTCP)
 	add("allowlist", len(b.Allowlist) > 0)
 	add("rateLimit", b.RateLimit != nil)
-	add("hsts", b.HSTS != "")
 	add("rewrite", b.Rewrite != nil)
 	add("caseAdjustServer", b.CaseAdjustServer)
 	add("requestHeaders", len(b.RequestHeaders) > 0)

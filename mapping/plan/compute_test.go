@@ -796,3 +796,28 @@ func TestComputeTimeoutsAreMapEntries(t *testing.T) {
 		t.Fatalf("a passthrough Route's timeout: %v", p.Structural)
 	}
 }
+
+// TestComputeHSTSIsAMapEntry: an hsts_header annotation added, changed or removed on a served Route
+// is a map entry (model.MapHSTS), no reload.
+func TestComputeHSTSIsAMapEntry(t *testing.T) {
+	c := loadCerts(t)
+	opts := testOptions(1)
+	in := baseInput(c)
+	applied := plan.WithPool(translate(t, in, opts))
+	for _, v := range []string{"max-age=31536000", "max-age=1; includeSubDomains"} {
+		d := translate(t, changeRoute(in, "app", "edge", withAnnotation(mapping.AnnotationHSTS, v)), opts)
+		p := plan.Compute(applied, d)
+		checkRuntimePlan(t, applied, d, p)
+		want, _ := model.MappedHeaderValue(v)
+		if got, _ := p.Next.MapValue(model.MapHSTS, "be_edge_http:app:edge"); got != want || len(p.Ops) != 1 {
+			t.Fatalf("HSTS %q: map value %q, want %q; ops:\n%s", v, got, want, opsText(p.Ops))
+		}
+		applied = p.Next
+	}
+	d := translate(t, in, opts)
+	p := plan.Compute(applied, d)
+	checkRuntimePlan(t, applied, d, p)
+	if _, ok := p.Ops[0].(plan.DelMapEntry); !ok || len(p.Ops) != 1 {
+		t.Fatalf("HSTS removed: ops:\n%s", opsText(p.Ops))
+	}
+}

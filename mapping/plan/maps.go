@@ -34,7 +34,7 @@ func mapOps(from, to []model.MapFile) (adds, dels []Op, err error) {
 		a, d := mapFileOps(&from[i], &to[i])
 		switch to[i].Name {
 		case model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues,
-			model.MapTimeoutServer, model.MapTimeoutTunnel:
+			model.MapTimeoutServer, model.MapTimeoutTunnel, model.MapHSTS:
 			attrAdds, attrDels = append(attrAdds, a...), append(attrDels, d...)
 		case model.MapHTTPRedirect:
 			for _, op := range a {

@@ -10,7 +10,7 @@ import (
 // optionDiff returns the names of the backend options in which a and b differ: every Backend field
 // except Name, Route, Spare, Retired, Servers and ForwardedHeaders (a map entry carries the policy:
 // model.MapForwardedHeaders), and the timeouts of HTTP backends (model.MapTimeoutServer and
-// model.MapTimeoutTunnel carry them). The header rules count as "requestHeaders" and "responseHeaders"; the
+// model.MapTimeoutTunnel carry them), and HSTS (model.MapHSTS). The header rules count as "requestHeaders" and "responseHeaders"; the
 // literal values the map carries (model.MapHeaderValues) are not part of them. A cookie name or key that equals the default of its
 // own backend's name (model.DefaultCookieName / DefaultCookieKey) counts as "default", so a default
 // cookie matches a default cookie under another backend name. TLS settings compare by value (the CA
@@ -39,7 +39,6 @@ func optionNames(a, b *model.Backend) []string {
 	diff("checkInterval", a.CheckInterval != b.CheckInterval)
 	diff("allowlist", !slices.Equal(a.Allowlist, b.Allowlist))
 	diff("rateLimit", !equalPtr(a.RateLimit, b.RateLimit))
-	diff("hsts", a.HSTS != b.HSTS)
 	diff("rewrite", !equalPtr(a.Rewrite, b.Rewrite))
 	diff("serverMaxConn", a.ServerMaxConn != b.ServerMaxConn)
 	diff("caseAdjustServer", a.CaseAdjustServer != b.CaseAdjustServer)
@@ -73,7 +72,7 @@ func optionsChanged(subject string, diffs []string) Reason {
 func sameOptions(a, b *model.Backend) bool {
 	return a.Kind == b.Kind && a.Mode == b.Mode && a.Balance == b.Balance &&
 		sameTimeouts(a, b) &&
-		a.CheckInterval == b.CheckInterval && a.HSTS == b.HSTS && a.ServerMaxConn == b.ServerMaxConn &&
+		a.CheckInterval == b.CheckInterval && a.ServerMaxConn == b.ServerMaxConn &&
 		a.CaseAdjustServer == b.CaseAdjustServer &&
 		slices.Equal(a.Allowlist, b.Allowlist) && equalPtr(a.RateLimit, b.RateLimit) &&
 		equalPtr(a.Rewrite, b.Rewrite) && equalPtr(a.TLS, b.TLS) &&

@@ -182,6 +182,9 @@ func checkBackend(b *model.Backend, caNames map[string]bool) error {
 	if b.HSTS != "" {
 		// Written in single quotes, as OpenShift writes it: no '%' (a variable), no quote, no line.
 		add(checkCharset("HSTS", b.HSTS, "=;-_. \t\""))
+		if _, ok := model.MappedHeaderValue(b.HSTS); !ok {
+			add(fmt.Errorf("HSTS: longer than %d bytes once encoded for %s", model.MaxMappedHeaderValue, model.MapHSTS))
+		}
 	}
 	if b.Mode == model.ModeTCP && (b.Cookie != nil || b.Rewrite != nil || len(b.RequestHeaders) > 0 || len(b.ResponseHeaders) > 0) {
 		add(errors.New("cookies, rewrites and header rules need mode http"))

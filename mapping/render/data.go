@@ -38,7 +38,7 @@ const (
 var standardMaps = []string{
 	model.MapHTTP, model.MapEdgeReencrypt, model.MapHTTPRedirect, model.MapTCP, model.MapWildcardDomain,
 	model.MapForwardedHeaders, model.MapCookieSameSite, model.MapCookieNames, model.MapHeaderValues,
-	model.MapTimeoutServer, model.MapTimeoutTunnel,
+	model.MapTimeoutServer, model.MapTimeoutTunnel, model.MapHSTS,
 }
 
 // Data is the value haproxy.cfg templates are executed with. Custom templates (TEMPLATE_FILE) read the

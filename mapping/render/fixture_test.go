@@ -155,6 +155,7 @@ func (f *fixture) model(t testing.TB) *model.Config {
 				never, "never",
 				web, "if-none",
 			)},
+			{Name: model.MapHSTS, Entries: entries(edge, mappedHSTS("max-age=31536000;includeSubDomains;preload"))},
 			{Name: model.MapEdgeReencrypt, Entries: entries(
 				"=edge.example.com/shop", edge,
 				"edge.example.com/shop/", edge,
@@ -255,4 +256,10 @@ func withServerIDs(cfg *model.Config) {
 	for i := range cfg.Backends {
 		model.AssignServerIDs(cfg.Backends[i].Servers)
 	}
+}
+
+// mappedHSTS is an HSTS value as model.MapHSTS holds it.
+func mappedHSTS(v string) string {
+	m, _ := model.MappedHeaderValue(v)
+	return m
 }

@@ -82,7 +82,7 @@ func TestRenderFiles(t *testing.T) {
 		"conf/cert_config.map", "conf/default_pub_keys.pem", "conf/haproxy.cfg", ErrorPage503File, ErrorPage404File,
 		"conf/os_edge_reencrypt_be.map", "conf/os_http_be.map", "conf/os_route_http_redirect.map",
 		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map", "conf/haroute_cookie.map", "conf/haroute_cookie_names.map", "conf/haroute_header_values.map",
-		"conf/haroute_timeout_server.map", "conf/haroute_timeout_tunnel.map",
+		"conf/haroute_timeout_server.map", "conf/haroute_timeout_tunnel.map", "conf/haroute_hsts.map",
 		"router/cacerts/ns2:re.pem", "router/certs/ns1:edge.pem", "router/certs/ns1:wild.pem",
 		DefaultBackendFile,
 	}
@@ -225,7 +225,6 @@ func TestRenderDefaultTemplate(t *testing.T) {
 			"  tcp-request content reject if { src_conn_rate ge 1000 }",
 			"  tcp-request content reject if { src_http_req_rate ge 1000 }",
 			`  http-request replace-path '^/shop(.*)$' '/it'\''s%%41\1'`,
-			"  http-response set-header Strict-Transport-Security 'max-age=31536000;includeSubDomains;preload' if { ssl_fc }",
 			".if version_atleast(3.0)", ".else", "  dynamic-cookie-key 0123456789abcdef",
 			".endif",
 			// echo -n pod:edge-2:svc:http:fd00::2:8080 | md5sum
