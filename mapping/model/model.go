@@ -100,11 +100,11 @@ const (
 	// at runtime with a map entry, and a backend with them is added at runtime on HAProxy 3.4. A
 	// passthrough Route's timeouts stay lines of its backend (set-timeout is HTTP only).
 	MapTimeoutServer = "haroute_timeout_server.map"
+	MapTimeoutTunnel = "haroute_timeout_tunnel.map"
 	// MapHSTS maps the backend of a Route with an hsts_header annotation to the header's value,
 	// encoded as MappedHeaderValue: the HTTP profiles set Strict-Transport-Security from it on
 	// responses to TLS requests, so that the annotation changes at runtime.
 	MapHSTS = "haroute_hsts.map"
-	MapTimeoutTunnel = "haroute_timeout_tunnel.map"
 	// CertList is the crt-list of the TLS-terminating frontends.
 	CertList = "cert_config.map"
 )
