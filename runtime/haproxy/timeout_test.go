@@ -86,3 +86,45 @@ func TestTimeoutAnnotationAtRuntime(t *testing.T) {
 		t.Fatalf("with timeout 500ms: status %d, err %v; want 504", status, err)
 	}
 }
+
+// TestHSTSAnnotationAtRuntime: an edge Route's hsts_header annotation reaches HAProxy through a map
+// entry (the profile's rule): setting it is no reload, and the Route's TLS answers carry the header,
+// byte for byte, after it.
+func TestHSTSAnnotationAtRuntime(t *testing.T) {
+	ctx := context.Background()
+	ca := testbed.NewCA(t, "router CA")
+	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	opts := testbed.RouterOptions(t)
+	crt, key := ca.Issue(t, "secure.example.com")
+	desired := func(hsts string) *model.Config {
+		var m testbed.Manifests
+		m.Service("app", "web", web)
+		ro := []testbed.RouteOption{testbed.Edge(crt, key)}
+		if hsts != "" {
+			ro = append(ro, testbed.Annotate(mapping.AnnotationHSTS, hsts))
+		}
+		m.Route("app", "secure", "secure.example.com", "", "web", ro...)
+		cfg, problems := mapping.Translate(m.Input(t), opts)
+		if len(problems) > 0 {
+			t.Fatalf("translate: %v", problems)
+		}
+		return cfg
+	}
+	dir := testbed.TempDir(t)
+	inst, _ := startInstance(t, dir, render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, desired(""))
+	if _, err := inst.Update(ctx, desired("")); err != nil {
+		t.Fatal(err)
+	}
+	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	if got := client.Fetch(t, "https://secure.example.com/").Header.Get("Strict-Transport-Security"); got != "" {
+		t.Fatalf("without the annotation: Strict-Transport-Security %q", got)
+	}
+	const hsts = `max-age="31536000" ; includeSubDomains;preload`
+	out, err := inst.Update(ctx, desired(hsts))
+	if err != nil || out.Reloaded || out.Result.Counts["add_map_entry"] != 1 {
+		t.Fatalf("setting hsts_header: reloaded %v (%v), ops %v, err %v", out.Reloaded, out.Reason, out.Result.Counts, err)
+	}
+	if got := client.Fetch(t, "https://secure.example.com/").Header.Get("Strict-Transport-Security"); got != hsts {
+		t.Fatalf("with the annotation: Strict-Transport-Security %q, want %q", got, hsts)
+	}
+}
