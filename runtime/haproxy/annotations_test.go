@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
+	"github.com/haroute/haroute/runtime/haproxy"
 )
 
 // startSilentHTTP listens on ip:0 and reads every connection without ever answering, until the
@@ -38,25 +41,9 @@ func TestTimeoutAnnotationAtRuntime(t *testing.T) {
 	ca := testbed.NewCA(t, "router CA")
 	silent := startSilentHTTP(t, "127.0.0.2")
 	opts := testbed.RouterOptions(t)
-	desired := func(timeout string) *model.Config {
-		var m testbed.Manifests
-		m.ServiceAt("app", "slow", silent)
-		var ro []testbed.RouteOption
-		if timeout != "" {
-			ro = append(ro, testbed.Annotate(mapping.AnnotationTimeout, timeout))
-		}
-		m.Route("app", "slow", "slow.example.com", "", "slow", ro...)
-		cfg, problems := mapping.Translate(m.Input(t), opts)
-		if len(problems) > 0 {
-			t.Fatalf("translate: %v", problems)
-		}
-		return cfg
-	}
-	dir := testbed.TempDir(t)
-	inst, _ := startInstance(t, dir, render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, desired(""))
-	if _, err := inst.Update(ctx, desired("")); err != nil {
-		t.Fatal(err)
-	}
+	desired := annotated(t, opts, func(m *testbed.Manifests) { m.ServiceAt("app", "slow", silent) },
+		"slow", "slow.example.com", mapping.AnnotationTimeout)
+	inst := startSynced(t, ca, desired(""))
 	get := func(wait time.Duration) (int, error) {
 		c := http.Client{Timeout: wait}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/", opts.HTTPPort), nil)
@@ -96,25 +83,9 @@ func TestHSTSAnnotationAtRuntime(t *testing.T) {
 	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
 	opts := testbed.RouterOptions(t)
 	crt, key := ca.Issue(t, "secure.example.com")
-	desired := func(hsts string) *model.Config {
-		var m testbed.Manifests
-		m.Service("app", "web", web)
-		ro := []testbed.RouteOption{testbed.Edge(crt, key)}
-		if hsts != "" {
-			ro = append(ro, testbed.Annotate(mapping.AnnotationHSTS, hsts))
-		}
-		m.Route("app", "secure", "secure.example.com", "", "web", ro...)
-		cfg, problems := mapping.Translate(m.Input(t), opts)
-		if len(problems) > 0 {
-			t.Fatalf("translate: %v", problems)
-		}
-		return cfg
-	}
-	dir := testbed.TempDir(t)
-	inst, _ := startInstance(t, dir, render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, desired(""))
-	if _, err := inst.Update(ctx, desired("")); err != nil {
-		t.Fatal(err)
-	}
+	desired := annotated(t, opts, func(m *testbed.Manifests) { m.Service("app", "web", web) },
+		"web", "secure.example.com", mapping.AnnotationHSTS, testbed.Edge(crt, key))
+	inst := startSynced(t, ca, desired(""))
 	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	if got := client.Fetch(t, "https://secure.example.com/").Header.Get("Strict-Transport-Security"); got != "" {
 		t.Fatalf("without the annotation: Strict-Transport-Security %q", got)
@@ -127,4 +98,35 @@ func TestHSTSAnnotationAtRuntime(t *testing.T) {
 	if got := client.Fetch(t, "https://secure.example.com/").Header.Get("Strict-Transport-Security"); got != hsts {
 		t.Fatalf("with the annotation: Strict-Transport-Security %q, want %q", got, hsts)
 	}
+}
+
+// annotated returns the desired state of Route app/<first label of host> to Service app/<svc>,
+// which service declares, with annotation key set to its argument unless that is empty.
+func annotated(t *testing.T, opts mapping.Options, service func(*testbed.Manifests), svc, host, key string, ro ...testbed.RouteOption) func(string) *model.Config {
+	return func(value string) *model.Config {
+		t.Helper()
+		var m testbed.Manifests
+		service(&m)
+		routeOpts := slices.Clone(ro)
+		if value != "" {
+			routeOpts = append(routeOpts, testbed.Annotate(key, value))
+		}
+		m.Route("app", strings.Split(host, ".")[0], host, "", svc, routeOpts...)
+		cfg, problems := mapping.Translate(m.Input(t), opts)
+		if len(problems) > 0 {
+			t.Fatalf("translate: %v", problems)
+		}
+		return cfg
+	}
+}
+
+// startSynced starts HAProxy from cfg through a new Instance, as `haroute run` does, and makes the
+// Instance's first sync.
+func startSynced(t *testing.T, ca *testbed.CA, cfg *model.Config) *haproxy.Instance {
+	t.Helper()
+	inst, _ := startInstance(t, testbed.TempDir(t), render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, cfg)
+	if _, err := inst.Update(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	return inst
 }
