@@ -19,9 +19,10 @@ import (
 	"github.com/haroute/haroute/sync/inspect"
 )
 
-// Exit codes of the inspection commands, as kubectl diff has them.
+// Exit codes of the inspection commands, as kubectl has them: state, a listing, exits 0 whenever it
+// could read (kubectl get); diff, doctor and explain exit 1 for what they find (kubectl diff).
 const (
-	exitFound      = 1 // differences or failures found
+	exitFound      = 1 // differences or failures found (diff, doctor, explain)
 	exitUnreadable = 2 // nothing could be read
 )
 
@@ -192,15 +193,9 @@ func (a *app) stateOnce(ctx context.Context, src inspect.Sources, f inspectFlags
 	wide, headers, now := f.output == inspect.OutputWide, !f.noHeaders, time.Now()
 	var v any
 	var printTable func() error
-	found := 0
 	switch view {
 	case "routes":
 		rows := snap.RoutesWhere(filter)
-		for _, r := range rows {
-			if r.Status == inspect.StatusRejected || r.Status == inspect.StatusNoServer {
-				found++
-			}
-		}
 		v, printTable = rows, func() error { return inspect.PrintRoutes(a.stdout, rows, wide, headers, now) }
 	case "servers":
 		lines := snap.ServersWhere(filter)
@@ -208,11 +203,6 @@ func (a *app) stateOnce(ctx context.Context, src inspect.Sources, f inspectFlags
 	case "certs":
 		snap.ReadCerts(ctx, admin)
 		lines := snap.CertsWhere(filter, now)
-		for _, l := range lines {
-			if l.Status != inspect.CertValid && l.Status != inspect.CertExpiring {
-				found++
-			}
-		}
 		v, printTable = lines, func() error { return inspect.PrintCerts(a.stdout, lines, wide, headers, now) }
 	case "maps":
 		dir, err := filepath.Abs(f.haproxyDir)
@@ -221,29 +211,20 @@ func (a *app) stateOnce(ctx context.Context, src inspect.Sources, f inspectFlags
 		}
 		snap.ReadMaps(ctx, admin, dir)
 		lines := snap.MapsWhere(filter)
-		for _, l := range lines {
-			if l.Status != "ok" {
-				found++
-			}
-		}
 		v, printTable = lines, func() error { return inspect.PrintMaps(a.stdout, lines, headers) }
 	case "workers":
 		lines := snap.Workers()
 		v, printTable = lines, func() error { return inspect.PrintWorkers(a.stdout, lines, headers) }
 	default:
 		sum := snap.Summary()
-		found = sum.Rejected + sum.NoServer + sum.FailedReloads + sum.CertsExpired
 		v, printTable = sum, func() error { return inspect.PrintSummary(a.stdout, sum) }
 	}
 	notes := snap.Notes
 	if view == "summary" {
 		notes = nil // the overview shows them itself
 	}
-	if err := f.print(a, v, printTable, notes); err != nil {
-		return err
-	}
-	if found > 0 || len(snap.Notes) > 0 {
-		return &exitError{code: exitFound, err: fmt.Errorf("state %s: %d findings, %d sources unread", view, found, len(snap.Notes))}
-	}
-	return nil
+	// A listing exits 0 whenever it could read, as kubectl get does, whatever it lists: a rejected
+	// Route or an unread source is what it shows (the notes go to standard error), not a failure of
+	// the command. diff, doctor and explain exit 1 for what they find.
+	return f.print(a, v, printTable, notes)
 }
