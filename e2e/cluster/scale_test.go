@@ -4,6 +4,7 @@ package cluster
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/haroute/haroute/e2e/framework"
@@ -29,6 +30,7 @@ func TestScaleUnderLoad(t *testing.T) {
 	c.CreateRoute(t, ns, "web", host, "web")
 	r.WaitBackends(host, "/", bs[0].Name)
 	reloads := r.Reloads()
+	logBefore := len(r.Proc.Out.String())
 
 	load := testbed.StartLoad(t, r.Client, "http://"+host+"/", bs[0].Name)
 	step := func(cur, next []*framework.Backend) {
@@ -52,6 +54,21 @@ func TestScaleUnderLoad(t *testing.T) {
 	load.Check(t, 500)
 	if got := r.Reloads(); got != reloads {
 		t.Errorf("HAProxy reload counter went from %d to %d while scaling, want no reload", reloads, got)
+	}
+	// HAProxy says something of every server haroute takes out or puts back: the expected
+	// consequence of its own operations, logged at debug, not as warnings.
+	var warns, serverWarns int
+	for _, l := range strings.Split(r.Proc.Out.String()[logBefore:], "\n") {
+		if strings.Contains(l, "level=WARN") {
+			warns++
+			if strings.Contains(l, "for maintenance") || strings.Contains(l, "leaving forced maintenance") {
+				serverWarns++
+			}
+		}
+	}
+	t.Logf("FIGURES scale: %d warning lines logged while scaling, %d of them HAProxy's server maintenance messages", warns, serverWarns)
+	if serverWarns > 0 {
+		t.Errorf("%d of HAProxy's messages about servers haroute took out or put back were logged as warnings", serverWarns)
 	}
 }
 

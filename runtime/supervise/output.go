@@ -22,6 +22,22 @@ var routine = []string{
 	"All workers exited",
 }
 
+// adminChanges are HAProxy's messages about a server whose administrative state the CLI set
+// ("forced": haroute's own `set server … state maint|drain|ready` as it adds, drains and removes
+// servers, or an operator's hold): the expected consequence of an operation someone asked for,
+// one per server change, so a rolling deploy writes hundreds. Health-check changes ("is DOWN",
+// "is UP") are not among them: nobody asked for those.
+var adminChanges = []string{
+	"is going DOWN for maintenance",
+	"was DOWN and now enters maintenance",
+	"(leaving forced maintenance)",
+	"is leaving forced maintenance but remains in maintenance",
+	"remains in forced maintenance",
+	"enters drain state",
+	"(leaving forced drain)",
+	"remains in forced drain mode",
+}
+
 // stoppedProxy tells "Proxy <name> stopped (cumulated conns: ...)", routine at reloads too.
 func stoppedProxy(line string) bool {
 	i := strings.Index(line, "Proxy ")
@@ -52,7 +68,8 @@ func lowFDLimit(line string) bool {
 
 // classify returns the level of one line of HAProxy's output and attributes that name what it is
 // about: [ALERT] lines are errors and [WARNING] lines warnings, except the routine messages of a
-// reload (debug); [NOTICE] lines are debug; an alert that a backend has no server left is a warning
+// reload and the messages of administrative server changes (adminChanges), which are debug; [NOTICE]
+// lines are debug; an alert that a backend has no server left is a warning
 // naming the Route the backend serves (OpenShift's backend names carry namespace and name), since
 // it is about one Route answering 503, not about HAProxy.
 func classify(line string) (slog.Level, []any) {
@@ -65,6 +82,11 @@ func classify(line string) (slog.Level, []any) {
 	}
 	for _, r := range routine {
 		if strings.Contains(line, r) {
+			return slog.LevelDebug, nil
+		}
+	}
+	for _, c := range adminChanges {
+		if strings.Contains(line, "Server ") && strings.Contains(line, c) {
 			return slog.LevelDebug, nil
 		}
 	}

@@ -20,6 +20,14 @@ func TestClassify(t *testing.T) {
 		{"[ALERT]    (1240) : backend 'be_http:demo:web' has no server available!", slog.LevelWarn, []any{"backend", "be_http:demo:web", "route", "demo/web"}},
 		{"[ALERT]    (1240) : backend 'be_http:_spare:random-03' has no server available!", slog.LevelWarn, []any{"backend", "be_http:_spare:random-03"}},
 		{"[WARNING]  (1240) : Server be_http:demo:web/pod:a is DOWN, reason: Layer4 connection problem.", slog.LevelWarn, nil},
+		// The servers haroute (or an operator) takes out, drains or puts back: asked for, debug.
+		{"[WARNING]  (1240) : Server be_http:demo:web/pod:a:web:http:10.0.0.1:8080 is going DOWN for maintenance. 1 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.", slog.LevelDebug, nil},
+		{"[WARNING]  (1240) : Server be_http:demo:web/pod:a:web:http:10.0.0.1:8080 is UP/READY (leaving forced maintenance).", slog.LevelDebug, nil},
+		{"[WARNING]  (1240) : Server be_http:demo:web/pod:a enters drain state.", slog.LevelDebug, nil},
+		{"[WARNING]  (1240) : Server be_http:demo:web/pod:a is UP (leaving forced drain).", slog.LevelDebug, nil},
+		{"[WARNING]  (1240) : Server be_http:demo:web/pod:a was DOWN and now enters maintenance.", slog.LevelDebug, nil},
+		// A health check that brings a server back: nobody asked, a warning as HAProxy has it.
+		{"[WARNING]  (1240) : Server be_http:demo:web/pod:a is UP, reason: Layer4 check passed, check duration: 0ms.", slog.LevelWarn, nil},
 		{"[ALERT]    (1233) : config : parsing [haproxy.cfg:12] : unknown keyword 'bogus'.", slog.LevelError, nil},
 		{"[ALERT]    (2753) : [/usr/sbin/haproxy.main()] FD limit (20000) too low for maxconn=4750/maxsock=29544. Please raise 'ulimit-n' to 29544 or more to avoid any trouble.", slog.LevelWarn, nil},
 		{"something else", slog.LevelInfo, nil},
