@@ -1,14 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
@@ -23,7 +27,7 @@ const diffSyncTimeout = 60 * time.Second
 func newDiffCommand(a *app) *cobra.Command {
 	var f inspectFlags
 	var manifests, kubeconfig string
-	var noDesired, allowLoopback bool
+	var noDesired, allowLoopback, localSettings bool
 	cmd := &cobra.Command{
 		Use:   "diff [--manifests DIR | --kubeconfig FILE | --no-desired]",
 		Short: "Compare the desired state, what haroute applied, what HAProxy runs and the files on disk",
@@ -36,9 +40,10 @@ func newDiffCommand(a *app) *cobra.Command {
 			"  drift       HAProxy differs from applied: the next drift check repairs it\n" +
 			"  held        a server an operator keeps in maintenance or drain (left alone)\n" +
 			"  stale-file  the files differ from HAProxy: a reload or restart would change traffic\n" +
-			"Run it where run runs (e.g. kubectl exec into the haroute container), so that the ROUTER_*\n" +
-			"settings are the same, and give it the flags of run that change the translation\n" +
-			"(--allow-loopback-endpoints). --no-desired compares the other three only.\n" +
+			"It translates with the settings of the running router, which its state socket names (the\n" +
+			"ROUTER_* environment and the settings flags run was given), and says so; a settings flag given\n" +
+			"here (--allow-loopback-endpoints) overrides, and --local-settings uses this command's own\n" +
+			"environment and flags instead. --no-desired compares the other three only.\n" +
 			"Exit status: 0 no difference, 1 differences, 2 could not read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -47,8 +52,15 @@ func newDiffCommand(a *app) *cobra.Command {
 				if !noDesired {
 					rf := renderFlags{allowLoopback: allowLoopback}
 					changed := func(name string) bool { return name == flagAllowLoopback && cmd.Flags().Changed(name) }
+					b := a
+					if !localSettings {
+						var err error
+						if b, rf, changed, err = a.withRouterSettings(ctx, src, cmd.Flags(), rf, changed); err != nil {
+							return &exitError{code: exitUnreadable, err: err}
+						}
+					}
 					var err error
-					if desired, err = a.desiredState(ctx, rf, changed, manifests, kubeconfig); err != nil {
+					if desired, err = b.desiredState(ctx, rf, changed, manifests, kubeconfig); err != nil {
 						return &exitError{code: exitUnreadable, err: err}
 					}
 				}
@@ -62,8 +74,34 @@ func newDiffCommand(a *app) *cobra.Command {
 	fl.StringVar(&kubeconfig, flagKubeconfig, "", "the desired state from the cluster of this kubeconfig [KUBECONFIG]; without it and --manifests: in-cluster")
 	fl.BoolVar(&noDesired, "no-desired", false, "do not read a desired state; compare applied, HAProxy and files")
 	fl.BoolVar(&allowLoopback, flagAllowLoopback, false, "admit endpoint addresses on loopback, as run does with this flag (folder mode only)")
+	fl.BoolVar(&localSettings, "local-settings", false, "translate with this command's environment and flags, not the running router's")
 	cmd.MarkFlagsMutuallyExclusive(flagManifests, flagKubeconfig, "no-desired")
 	return cmd
+}
+
+// withRouterSettings returns the app, settings flags and changed function that translate as the
+// running router does (its state socket's RunSettings), with the settings flags set on local
+// winning, and notes so on standard error. Without a router that says its settings, they are the
+// command's own (rf, changed), with a note.
+func (a *app) withRouterSettings(ctx context.Context, src inspect.Sources, local *pflag.FlagSet, rf renderFlags, changed func(string) bool) (*app, renderFlags, func(string) bool, error) {
+	st, err := inspect.ReadState(ctx, src.State)
+	if err != nil || st.RunSettings == nil {
+		fmt.Fprintln(a.stderr, "note: the running router does not say its settings: translating with this command's environment and flags")
+		return a, rf, changed, nil
+	}
+	rrf, rchanged, getenv, err := routerSettings(st.RunSettings, local)
+	if err != nil {
+		return nil, rf, nil, fmt.Errorf("the running router's settings: %w", err)
+	}
+	flags := slices.Sorted(maps.Keys(st.RunSettings.Flags))
+	for i, f := range flags {
+		flags[i] = "--" + f
+	}
+	fmt.Fprintf(a.stderr, "note: translating with the running router's settings (%d environment variables; flags: %s); --local-settings uses this command's own\n",
+		len(st.RunSettings.Env), cmp.Or(strings.Join(flags, " "), "none"))
+	b := *a
+	b.getenv = getenv
+	return &b, rrf, rchanged, nil
 }
 
 // desiredState translates the Routes of the folder, or of the cluster, as run does.

@@ -94,6 +94,7 @@ func (a *app) runRouter(parent context.Context, rc runConfig) (err error) {
 		DriftInterval: rc.driftInterval,
 		Metrics:       metrics,
 		Log:           a.log,
+		RunSettings:   rc.runSettings,
 	}
 	a.startParts(ctx, g, ctl, statusQueue, rc)
 	boot.serve(a.statsHandler(ctl, rc, rev))

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/haroute/haroute/runtime/haproxy"
+	"github.com/haroute/haroute/sync/controller"
 )
 
 // Defaults of `haroute run`.
@@ -75,6 +76,8 @@ type runFlags struct {
 // from (flags and environment for run, fixed choices for demo).
 type runConfig struct {
 	settings renderSettings
+	// runSettings are what settings come from, served on the state socket.
+	runSettings *controller.RunSettings
 	// manifests is the folder of the folder source; empty for the cluster source.
 	manifests string
 	// kubeconfig is the kubeconfig file of the cluster source; empty: in-cluster.
@@ -133,10 +136,16 @@ func newRunCommand(a *app) *cobra.Command {
 			"SIGINT or SIGTERM stops everything (a managed HAProxy is stopped gracefully).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rc, err := a.runSettings(f, cmd.Flags().Changed)
+			// The settings' inputs are recorded for the state socket: the inspection commands
+			// translate with them.
+			rec := newEnvRecorder(a.getenv)
+			recording := *a
+			recording.getenv = rec.getenv
+			rc, err := recording.runSettings(f, cmd.Flags().Changed)
 			if err != nil {
 				return err
 			}
+			rc.runSettings = runSettingsOf(rec, cmd.Flags())
 			rc.draining = &atomic.Bool{}
 			ctx, stop := shutdownContext(cmd.Context(), rc.shutdownDelay, rc.draining, a.log)
 			defer stop()

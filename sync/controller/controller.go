@@ -105,6 +105,8 @@ type Controller struct {
 	Metrics *Metrics
 	// Log receives one line per sync; nil discards.
 	Log *slog.Logger
+	// RunSettings, when set, are served on the state socket (State.RunSettings).
+	RunSettings *RunSettings
 
 	running  atomic.Bool
 	lastLoop atomic.Int64 // unix nanoseconds of the loop's last activity; 0 before Run

@@ -50,6 +50,17 @@ type State struct {
 	Changes map[string]RouteChange `json:"changes,omitempty"`
 	// Labels are the labels of the snapshot's Routes ("<ns>/<name>"), for label selectors.
 	Labels map[string]map[string]string `json:"labels,omitempty"`
+	// RunSettings are the inputs of the router's translation settings, so that the inspection
+	// commands translate as the router does (nil when the router did not say them).
+	RunSettings *RunSettings `json:"runSettings,omitempty"`
+}
+
+// RunSettings are what the router's translation settings come from: the environment variables it
+// read for them (every one it asked for, "" for those not set; secrets left out) and the settings
+// flags given on its command line (name → value as written).
+type RunSettings struct {
+	Env   map[string]string `json:"env"`
+	Flags map[string]string `json:"flags,omitempty"`
 }
 
 // ReloadRecord is one reload.
@@ -197,7 +208,11 @@ func digest(pem string) string {
 }
 
 // State returns what the controller knows now (see State).
-func (c *Controller) State() State { return c.state.snapshot(c.Ready()) }
+func (c *Controller) State() State {
+	st := c.state.snapshot(c.Ready())
+	st.RunSettings = c.RunSettings
+	return st
+}
 
 // StateHandler serves GET /state: c.State() as JSON. Serve it on a local socket only (`haroute run`
 // puts it at <haproxy-dir>/run/haroute.sock, mode 0600): it describes every Route of the cluster.
