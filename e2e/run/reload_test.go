@@ -1,15 +1,22 @@
 package run
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/model"
+	"github.com/haroute/haroute/runtime/socket"
 )
 
-// TestBalanceAnnotationReloadsOnce changes a Route's balance annotation to leastconn (a backend
-// option no spare backend has): exactly one reload, and the Route keeps serving.
+// TestBalanceAnnotationReloadsOnce changes a Route's balance annotation to leastconn (another
+// backend profile, which no spare backend has): exactly one reload before HAProxy 3.4.4, none from
+// it (a hand-over at runtime); the Route keeps serving and its backend is rendered from the
+// leastconn profile.
 func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 	t.Parallel()
 	web := testbed.StartHTTPBackend(t, "127.0.3.1", "web")
@@ -19,13 +26,33 @@ func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 	})
 	r.WaitAnswer("bal.e2e.test", "/", http.StatusOK, web.Name)
 	before := r.Reloads()
+	caps, err := socket.DetectCapabilities(context.Background(), r.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	r.write("route.yaml", testbed.RouteYAML("web", "bal.e2e.test", "web", "haproxy.router.openshift.io/balance", "leastconn"))
-	r.WaitOneReload(before)
+	const header = "backend be_http:e2e:web from haroute_http_leastconn_cookie"
+	if caps.DynamicBackends && caps.SafeBackendDeletion {
+		err := testbed.Eventually(applyTimeout, 50*time.Millisecond, func() error {
+			list, err := r.Admin.Command(context.Background(), "show backend")
+			if err != nil || !containsLine(testbed.ReadConfig(t, r.Dir), header) || strings.Contains(list, model.HandoverSuffix) || !strings.Contains(list, "be_http:e2e:web\n") {
+				return fmt.Errorf("the hand-over has not ended: %q (%v)", list, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Reloads(); got != before {
+			t.Errorf("HAProxy %s reloaded for a balance change (%d → %d), want a hand-over at runtime", caps.Version, before, got)
+		}
+	} else {
+		r.WaitOneReload(before)
+	}
 	r.WaitAnswer("bal.e2e.test", "/", http.StatusOK, web.Name)
-	cfg := testbed.ReadConfig(t, r.Dir)
-	if !containsLine(cfg, "balance leastconn") {
-		t.Errorf("the rendered config has no `balance leastconn` line")
+	if cfg := testbed.ReadConfig(t, r.Dir); !containsLine(cfg, header) {
+		t.Errorf("the rendered config has no line %q", header)
 	}
 }
 

@@ -83,7 +83,7 @@ func startFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{inst: inst, h: testbed.Start(t, dir)}
 	f.admin = socket.NewAdmin(f.h.AdminSocket, socket.Options{})
-	// web/late is new: it claims a spare at runtime.
+	// web/late is new: it claims a spare at runtime, or on 3.4.4+ gets its own backend at runtime.
 	out, err := inst.Update(ctx, desired(true))
 	if err != nil || out.Reloaded {
 		t.Fatalf("adding web/late: reloaded %v, %v", out.Reloaded, err)
@@ -93,7 +93,15 @@ func startFixture(t *testing.T) *fixture {
 			f.late = b
 		}
 	}
-	if !f.late.Spare || !strings.Contains(f.late.Name, model.SpareNamespace) {
+	caps, err := socket.DetectCapabilities(ctx, f.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps.DynamicBackends && caps.SafeBackendDeletion {
+		if f.late.Spare || f.late.Name != "be_http:web:late" {
+			t.Fatalf("web/late is served by %q (spare %v), want its own backend added at runtime", f.late.Name, f.late.Spare)
+		}
+	} else if !f.late.Spare || !strings.Contains(f.late.Name, model.SpareNamespace) {
 		t.Fatalf("web/late is served by %q (spare %v), want a claimed spare", f.late.Name, f.late.Spare)
 	}
 
