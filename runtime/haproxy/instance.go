@@ -265,6 +265,9 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 	return out, err
 }
 
+// capsProbeTimeout bounds the `show info` that reads the capabilities of the HAProxy that runs.
+const capsProbeTimeout = time.Second
+
 // dynamicBackends reports whether the HAProxy that runs adds and deletes backends at runtime
 // (socket.Capabilities.DynamicBackends, 3.4+) safely (SafeBackendDeletion, 3.4.4+), reading its
 // version once per process set. An HAProxy
@@ -272,7 +275,10 @@ func (i *Instance) update(ctx context.Context, desired *model.Config, refill boo
 // pool serves new Routes there.
 func (i *Instance) dynamicBackends(ctx context.Context) bool {
 	if i.caps == nil {
-		caps, err := socket.DetectCapabilities(ctx, i.admin)
+		// One attempt, bounded: an HAProxy that does not answer now (restarting) is planned for
+		// without runtime backends rather than holding the update up.
+		probe := socket.NewAdmin(i.admin.Path(), socket.Options{RetryFor: -1, Timeout: capsProbeTimeout})
+		caps, err := socket.DetectCapabilities(ctx, probe)
 		if err != nil {
 			return false
 		}
