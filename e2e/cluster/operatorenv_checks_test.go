@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -216,16 +215,8 @@ func (o *opRun) checkStats() error {
 }
 
 // checkRouterBinary returns the HAProxy binary haroute asks about key-exchange groups: the managed
-// one, or for a sidecar Debian's /usr/sbin/haproxy when this machine has it ("" when none).
-func (o *opRun) checkRouterBinary() string {
-	if !o.sidecar {
-		return testbed.HAProxyBinary()
-	}
-	if st, err := os.Stat("/usr/sbin/haproxy"); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-		return "/usr/sbin/haproxy"
-	}
-	return ""
-}
+// one, or the --check-binary a sidecar run is given; both are the matrix's ($HAROUTE_HAPROXY).
+func (o *opRun) checkRouterBinary() string { return testbed.HAProxyBinary() }
 
 // goGroups are the key-exchange groups a Go client can offer, by their OpenSSL names.
 var goGroups = map[string]tls.CurveID{

@@ -361,7 +361,8 @@ func (fx *opFixture) newRun(t *testing.T, d operatorenv.Deployment) *opRun {
 	// haroute manage it, which the harness's bounds and cleanup are made for.
 	o.sidecar = d.Variant == "default"
 	if o.sidecar {
-		o.r.StartSidecar(t, args, env.vars...)
+		// The HAProxy it checks the key-exchange groups with is the matrix's ($HAROUTE_HAPROXY).
+		o.r.StartSidecar(t, append([]string{"--check-binary=" + testbed.HAProxyBinary()}, args...), env.vars...)
 	} else {
 		o.r.Start(append([]string{testbed.ManagedHAProxyFlag()}, args...), env.vars...)
 	}
