@@ -94,16 +94,16 @@ type StockRouter struct {
 	statsUser, statsPass string
 }
 
-// StartStockRouter runs the stock router against c with an admin kubeconfig and waits (bounded)
-// until it serves: /healthz/ready on its stats port answers 200 (the routes are synced and HAProxy
-// answers), HAProxy's pid file exists and its first reload has ended. dir is its home, mounted on
-// /var/lib/haproxy; empty means a new temporary directory. The router is killed on cleanup, and
-// HAProxy with it.
 // stockScriptHAProxy is the HAProxy the stock router's own reload script runs (a path written in
 // OpenShift's script, not a choice of the tests): the benchmark mounts the selected binary
 // ($HAROUTE_HAPROXY) on it when they differ.
 const stockScriptHAProxy = "/usr/sbin/haproxy"
 
+// StartStockRouter runs the stock router against c with an admin kubeconfig and waits (bounded)
+// until it serves: /healthz/ready on its stats port answers 200 (the routes are synced and HAProxy
+// answers), HAProxy's pid file exists and its first reload has ended. dir is its home, mounted on
+// /var/lib/haproxy; empty means a new temporary directory. The router is killed on cleanup, and
+// HAProxy with it.
 func StartStockRouter(t *testing.T, c *framework.Cluster, dir string, opts StockOptions) *StockRouter {
 	t.Helper()
 	opts = stockDefaults(t, opts)
