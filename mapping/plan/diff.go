@@ -100,19 +100,28 @@ func sameBackends(from, to *model.Config) error {
 		if a.Name != b.Name {
 			return fmt.Errorf("backend %q where %q runs: backends can only be added or removed by a reload", b.Name, a.Name)
 		}
-		diffs := optionDiff(a, b)
-		if len(diffs) == 1 && diffs[0] == "tls" && (a.Route != b.Route || b.Route == "") && (len(a.Servers) == 0 || len(b.Servers) == 0) {
-			continue
-		}
-		if len(diffs) > 0 {
-			errs = append(errs, fmt.Errorf("backend %q: options differ (%s)", a.Name, strings.Join(diffs, ", ")))
+		if err := sameOptionsForDiff(a, b); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// sameOptionsForDiff returns an error unless a and b, two states of one backend, have the same
+// options (see Diff for the one allowed TLS difference).
+func sameOptionsForDiff(a, b *model.Backend) error {
+	diffs := optionDiff(a, b)
+	if len(diffs) == 1 && diffs[0] == "tls" && (a.Route != b.Route || b.Route == "") && (len(a.Servers) == 0 || len(b.Servers) == 0) {
+		return nil
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("backend %q: options differ (%s)", a.Name, strings.Join(diffs, ", "))
+	}
+	return nil
+}
+
 // dynamicServersOps is serversOps for backend lists that may differ in names (see diff): the
-// backends both have must have the same options (sameBackends' rule), the others are added or
+// backends both have must have the same options (sameOptionsForDiff), the others are added or
 // deleted whole.
 func dynamicServersOps(from, to []*model.Backend) (early, late []Op, err error) {
 	i, j := 0, 0
@@ -122,7 +131,7 @@ func dynamicServersOps(from, to []*model.Backend) (early, late []Op, err error) 
 			a, b := from[i], to[j]
 			i++
 			j++
-			if err := sameBackends(&model.Config{Backends: []*model.Backend{a}}, &model.Config{Backends: []*model.Backend{b}}); err != nil {
+			if err := sameOptionsForDiff(a, b); err != nil {
 				return nil, nil, err
 			}
 			e, l := backendServerOps(a, b)
