@@ -14,10 +14,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/haroute/haroute/inspect/stateapi"
+	"github.com/haroute/haroute/inspect/views"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/controller"
-	"github.com/haroute/haroute/sync/inspect"
 	"github.com/haroute/haroute/sync/source"
 )
 
@@ -47,7 +48,7 @@ func newDiffCommand(a *app) *cobra.Command {
 			"Exit status: 0 no difference, 1 differences, 2 could not read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error {
+			return f.run(cmd, func(ctx context.Context, src views.Sources) error {
 				var desired *model.Config
 				if !noDesired {
 					rf := renderFlags{allowLoopback: allowLoopback}
@@ -83,8 +84,8 @@ func newDiffCommand(a *app) *cobra.Command {
 // running router does (its state socket's RunSettings), with the settings flags set on local
 // winning, and notes so on standard error. Without a router that says its settings, they are the
 // command's own (rf, changed), with a note.
-func (a *app) withRouterSettings(ctx context.Context, src inspect.Sources, local *pflag.FlagSet, rf renderFlags, changed func(string) bool) (*app, renderFlags, func(string) bool, error) {
-	st, err := inspect.ReadState(ctx, src.State)
+func (a *app) withRouterSettings(ctx context.Context, src views.Sources, local *pflag.FlagSet, rf renderFlags, changed func(string) bool) (*app, renderFlags, func(string) bool, error) {
+	st, err := stateapi.Read(ctx, src.State)
 	if err != nil || st.RunSettings == nil {
 		fmt.Fprintln(a.stderr, "note: the running router does not say its settings: translating with this command's environment and flags")
 		return a, rf, changed, nil
@@ -156,7 +157,7 @@ func fileErrs(fe []source.FileError) []error {
 	return out
 }
 
-func (a *app) diff(ctx context.Context, src inspect.Sources, f inspectFlags, desired *model.Config) error {
+func (a *app) diff(ctx context.Context, src views.Sources, f inspectFlags, desired *model.Config) error {
 	filter, err := f.filter()
 	if err != nil {
 		return err
@@ -165,12 +166,12 @@ func (a *app) diff(ctx context.Context, src inspect.Sources, f inspectFlags, des
 	if err != nil {
 		return fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err)
 	}
-	snap := inspect.Read(ctx, src)
+	snap := views.Read(ctx, src)
 	if snap.State == nil || snap.State.Applied == nil {
 		return &exitError{code: exitUnreadable, err: fmt.Errorf("haroute's applied state is needed to compare: %s", strings.Join(snap.Notes, "; "))}
 	}
-	var files *inspect.Files
-	if files, err = inspect.ReadFiles(dir, snap.State.Applied); err != nil {
+	var files *views.Files
+	if files, err = views.ReadFiles(dir, snap.State.Applied); err != nil {
 		snap.Notes = append(snap.Notes, err.Error())
 		files = nil
 	}
@@ -180,9 +181,9 @@ func (a *app) diff(ctx context.Context, src inspect.Sources, f inspectFlags, des
 	}
 	rows := snap.Diff(desired, files, filter)
 	if rows == nil {
-		rows = []inspect.DiffRow{} // JSON [] rather than null
+		rows = []views.DiffRow{} // JSON [] rather than null
 	}
-	printTable := func() error { return inspect.PrintDiff(a.stdout, rows, f.output == inspect.OutputWide, !f.noHeaders) }
+	printTable := func() error { return views.PrintDiff(a.stdout, rows, f.output == views.OutputWide, !f.noHeaders) }
 	if err := f.print(a, rows, printTable, snap.Notes); err != nil {
 		return err
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/haroute/haroute/inspect/views"
 	"github.com/haroute/haroute/runtime/socket"
-	"github.com/haroute/haroute/sync/inspect"
 )
 
 func newDoctorCommand(a *app) *cobra.Command {
@@ -26,7 +26,7 @@ func newDoctorCommand(a *app) *cobra.Command {
 			"Exit status: 0 no error or warning, 1 some, 2 nothing could be read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error { return a.doctor(ctx, src, f, manifests) })
+			return f.run(cmd, func(ctx context.Context, src views.Sources) error { return a.doctor(ctx, src, f, manifests) })
 		},
 	}
 	f.add(a, cmd)
@@ -34,7 +34,7 @@ func newDoctorCommand(a *app) *cobra.Command {
 	return cmd
 }
 
-func (a *app) doctor(ctx context.Context, src inspect.Sources, f inspectFlags, manifests string) error {
+func (a *app) doctor(ctx context.Context, src views.Sources, f inspectFlags, manifests string) error {
 	filter, err := f.filter()
 	if err != nil {
 		return err
@@ -54,31 +54,31 @@ func (a *app) doctor(ctx context.Context, src inspect.Sources, f inspectFlags, m
 	}
 	findings := snap.Doctor(ctx, admin, dir)
 	if admin != nil && snap.State != nil && snap.State.Applied != nil && snap.Servers != nil {
-		if files, err := inspect.ReadFiles(dir, snap.State.Applied); err == nil {
+		if files, err := views.ReadFiles(dir, snap.State.Applied); err == nil {
 			snap.ReadMaps(ctx, admin, dir)
 			findings = append(findings, snap.FileFindings(files)...)
 		} else {
-			findings = append(findings, inspect.Finding{Level: inspect.LevelWarn, Code: "FILES_UNREADABLE", Object: "haproxy",
+			findings = append(findings, views.Finding{Level: views.LevelWarn, Code: "FILES_UNREADABLE", Object: "haproxy",
 				Message: err.Error(), Hint: "doctor reads the files run writes under --haproxy-dir"})
 		}
 	}
-	findings = snap.Filtered(inspect.SortFindings(findings), filter)
-	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {
+	findings = snap.Filtered(views.SortFindings(findings), filter)
+	if f.output == views.OutputTable || f.output == views.OutputWide {
 		if len(findings) == 0 {
 			fmt.Fprintln(a.stdout, "no findings")
 		}
 		for _, fd := range findings {
-			fmt.Fprintln(a.stdout, inspect.Cell(fd.Level+" ["+fd.Code+"] ("+fd.Object+") "+fd.Message))
+			fmt.Fprintln(a.stdout, views.Cell(fd.Level+" ["+fd.Code+"] ("+fd.Object+") "+fd.Message))
 			if fd.Hint != "" {
-				fmt.Fprintln(a.stdout, "    hint: "+inspect.Cell(fd.Hint))
+				fmt.Fprintln(a.stdout, "    hint: "+views.Cell(fd.Hint))
 			}
 		}
-	} else if err := inspect.Print(a.stdout, f.output, findings); err != nil {
+	} else if err := views.Print(a.stdout, f.output, findings); err != nil {
 		return err
 	}
 	serious := 0
 	for _, fd := range findings {
-		if fd.Level != inspect.LevelInfo {
+		if fd.Level != views.LevelInfo {
 			serious++
 		}
 	}

@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/haroute/haroute/inspect/stateapi"
+	"github.com/haroute/haroute/inspect/views"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/runtime/socket"
-	"github.com/haroute/haroute/sync/controller"
-	"github.com/haroute/haroute/sync/inspect"
 	"github.com/haroute/haroute/sync/source"
 )
 
@@ -30,7 +30,7 @@ func newExplainCommand(a *app) *cobra.Command {
 			"HAProxy disagree, 2 nothing could be read.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := inspect.Request{URL: args[0], SNI: sni}
+			req := views.Request{URL: args[0], SNI: sni}
 			if header != "" {
 				name, value, ok := strings.Cut(header, ":")
 				if !ok || !strings.EqualFold(strings.TrimSpace(name), "host") {
@@ -38,7 +38,7 @@ func newExplainCommand(a *app) *cobra.Command {
 				}
 				req.Host = strings.TrimSpace(value)
 			}
-			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error { return a.explain(ctx, src, f, req, manifests) })
+			return f.run(cmd, func(ctx context.Context, src views.Sources) error { return a.explain(ctx, src, f, req, manifests) })
 		},
 	}
 	f.add(a, cmd)
@@ -49,16 +49,16 @@ func newExplainCommand(a *app) *cobra.Command {
 	return cmd
 }
 
-func (a *app) explain(ctx context.Context, src inspect.Sources, f inspectFlags, req inspect.Request, manifests string) error {
+func (a *app) explain(ctx context.Context, src views.Sources, f inspectFlags, req views.Request, manifests string) error {
 	snap, admin, dir, err := a.inspectSnapshot(ctx, src, f, manifests)
 	if err != nil {
 		return err
 	}
 	ex := snap.Explain(ctx, admin, dir, req)
-	if f.output == inspect.OutputTable || f.output == inspect.OutputWide {
-		err = inspect.PrintExplanation(a.stdout, ex)
+	if f.output == views.OutputTable || f.output == views.OutputWide {
+		err = views.PrintExplanation(a.stdout, ex)
 	} else {
-		err = inspect.Print(a.stdout, f.output, ex)
+		err = views.Print(a.stdout, f.output, ex)
 	}
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func (a *app) explain(ctx context.Context, src inspect.Sources, f inspectFlags, 
 	switch {
 	case ex.Disagreements > 0:
 		return &exitError{code: exitFound, err: fmt.Errorf("the model and HAProxy disagree on %d steps", ex.Disagreements)}
-	case ex.Verdict != inspect.VerdictServed && ex.Verdict != inspect.VerdictRedirect && ex.Verdict != inspect.VerdictPassthrough:
+	case ex.Verdict != views.VerdictServed && ex.Verdict != views.VerdictRedirect && ex.Verdict != views.VerdictPassthrough:
 		return &exitError{code: exitFound, err: fmt.Errorf("not served: %s", ex.Verdict)}
 	}
 	return nil
@@ -75,7 +75,7 @@ func (a *app) explain(ctx context.Context, src inspect.Sources, f inspectFlags, 
 // inspectSnapshot reads what explain and doctor look at: the live sources (and the admin socket to
 // ask HAProxy), or, with manifests, the state run would start from, offline (admin nil). It also
 // returns the absolute HAProxy directory.
-func (a *app) inspectSnapshot(ctx context.Context, src inspect.Sources, f inspectFlags, manifests string) (*inspect.Snapshot, socket.Runner, string, error) {
+func (a *app) inspectSnapshot(ctx context.Context, src views.Sources, f inspectFlags, manifests string) (*views.Snapshot, socket.Runner, string, error) {
 	dir, err := filepath.Abs(f.haproxyDir)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err)
@@ -87,7 +87,7 @@ func (a *app) inspectSnapshot(ctx context.Context, src inspect.Sources, f inspec
 		}
 		return snap, nil, dir, nil
 	}
-	snap := inspect.Read(ctx, src)
+	snap := views.Read(ctx, src)
 	if !snap.Readable() {
 		return nil, nil, "", &exitError{code: exitUnreadable, err: fmt.Errorf("nothing could be read: %s", strings.Join(snap.Notes, "; "))}
 	}
@@ -96,7 +96,7 @@ func (a *app) inspectSnapshot(ctx context.Context, src inspect.Sources, f inspec
 
 // offlineSnapshot is the state `haroute run` would start from for a folder of manifests, with no
 // HAProxy to ask.
-func (a *app) offlineSnapshot(dir string) (*inspect.Snapshot, error) {
+func (a *app) offlineSnapshot(dir string) (*views.Snapshot, error) {
 	s, err := a.settings(renderFlags{}, func(string) bool { return false })
 	if err != nil {
 		return nil, err
@@ -106,6 +106,6 @@ func (a *app) offlineSnapshot(dir string) (*inspect.Snapshot, error) {
 		return nil, err
 	}
 	cfg, problems := mapping.Translate(in, s.opts)
-	return &inspect.Snapshot{State: &controller.State{Ready: true, Applied: cfg, Problems: problems},
+	return &views.Snapshot{State: &stateapi.State{Ready: true, Applied: cfg, Problems: problems},
 		Notes: []string{"offline: from " + dir + ", HAProxy not asked"}}, nil
 }

@@ -17,7 +17,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/haroute/haroute/sync/access"
+	"github.com/haroute/haroute/inspect/access"
 )
 
 // statsHosts returns the addresses the stats listener binds: the one ROUTER_LISTEN_ADDR or

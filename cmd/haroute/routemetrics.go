@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/haroute/haroute/inspect/metrics"
 	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/socket"
-	"github.com/haroute/haroute/runtime/stats"
 	"github.com/haroute/haroute/sync/controller"
 )
 
@@ -21,7 +21,7 @@ const (
 )
 
 // routerMetrics returns the controller's metrics with HAProxy's per-Route traffic metrics
-// (runtime/stats: haproxy_frontend_*, haproxy_backend_*, haproxy_server_*, labelled with the Routes
+// (inspect/metrics: haproxy_frontend_*, haproxy_backend_*, haproxy_server_*, labelled with the Routes
 // of the state inst applied) registered beside them, so that /metrics on the stats port serves
 // both. The collector reads `show stat` on the admin socket at each scrape.
 func (a *app) routerMetrics(inst *haproxy.Instance, rc runConfig) (*controller.Metrics, error) {
@@ -32,7 +32,7 @@ func (a *app) routerMetrics(inst *haproxy.Instance, rc runConfig) (*controller.M
 	opts.Log = a.log
 	// One attempt per scrape: an HAProxy that does not answer is reported (haproxy_up 0), not waited for.
 	admin := socket.NewAdmin(rc.adminSocket, socket.Options{Timeout: opts.Timeout, RetryFor: -1})
-	c, err := stats.New(admin, inst.Applied, opts)
+	c, err := metrics.New(admin, inst.Applied, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", envMetricsExported, err)
 	}
@@ -47,9 +47,9 @@ func (a *app) routerMetrics(inst *haproxy.Instance, rc runConfig) (*controller.M
 // ROUTER_METRICS_HAPROXY_SERVER_THRESHOLD (a number of servers, default 500) and
 // ROUTER_METRICS_HAPROXY_EXPORTED (comma-separated `show stat` column numbers, default OpenShift's
 // selection). Every malformed value is reported.
-func routeMetricsOptions(getenv func(string) string) (stats.Options, error) {
+func routeMetricsOptions(getenv func(string) string) (metrics.Options, error) {
 	var (
-		o    stats.Options
+		o    metrics.Options
 		errs []error
 	)
 	if v := strings.TrimSpace(getenv(envMetricsTimeout)); v != "" {
@@ -77,7 +77,7 @@ func routeMetricsOptions(getenv func(string) string) (stats.Options, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return stats.Options{}, err
+		return metrics.Options{}, err
 	}
 	return o, nil
 }

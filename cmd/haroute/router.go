@@ -13,13 +13,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/haroute/haroute/inspect/access"
+	"github.com/haroute/haroute/inspect/dataplane"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
-	"github.com/haroute/haroute/runtime/inspect"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/runtime/supervise"
-	"github.com/haroute/haroute/sync/access"
 	"github.com/haroute/haroute/sync/controller"
 	"github.com/haroute/haroute/sync/source"
 	"github.com/haroute/haroute/sync/status"
@@ -279,6 +279,6 @@ func (a *app) statsHandler(ctl *controller.Controller, rc runConfig, rev *access
 		ctlHandler.ServeHTTP(w, r)
 	}))
 	admin := socket.NewAdmin(rc.adminSocket, socket.Options{})
-	mux.Handle("/v3/", basicAuth(rc.statsUser, rc.statsPassword, inspect.DataPlaneHandler(admin, paths, nil)))
+	mux.Handle("/v3/", basicAuth(rc.statsUser, rc.statsPassword, dataplane.Handler(admin, paths, nil)))
 	return mux
 }

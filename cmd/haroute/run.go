@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/haroute/haroute/inspect/stateapi"
 	"github.com/haroute/haroute/runtime/haproxy"
-	"github.com/haroute/haroute/sync/controller"
 )
 
 // Defaults of `haroute run`.
@@ -77,7 +77,7 @@ type runFlags struct {
 type runConfig struct {
 	settings renderSettings
 	// runSettings are what settings come from, served on the state socket.
-	runSettings *controller.RunSettings
+	runSettings *stateapi.RunSettings
 	// manifests is the folder of the folder source; empty for the cluster source.
 	manifests string
 	// kubeconfig is the kubeconfig file of the cluster source; empty: in-cluster.

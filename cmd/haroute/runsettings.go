@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/haroute/haroute/sync/controller"
+	"github.com/haroute/haroute/inspect/stateapi"
 )
 
 // envRecorder is a getenv that remembers every variable asked for and its value, so that run can
@@ -59,8 +59,8 @@ func settingsFlagNames() []string {
 
 // runSettingsOf returns what run's translation settings come from: the environment rec recorded and
 // the settings flags set on fl.
-func runSettingsOf(rec *envRecorder, fl *pflag.FlagSet) *controller.RunSettings {
-	rs := &controller.RunSettings{Env: rec.values()}
+func runSettingsOf(rec *envRecorder, fl *pflag.FlagSet) *stateapi.RunSettings {
+	rs := &stateapi.RunSettings{Env: rec.values()}
 	for _, name := range settingsFlagNames() {
 		if f := fl.Lookup(name); f != nil && f.Changed {
 			if rs.Flags == nil {
@@ -75,7 +75,7 @@ func runSettingsOf(rec *envRecorder, fl *pflag.FlagSet) *controller.RunSettings 
 // routerSettings returns the settings flags of a running router (rs.Flags) applied to a fresh set of
 // them, and rs's environment as a getenv: what the inspection commands translate with by default.
 // local is the command's own flag set: a settings flag set there wins.
-func routerSettings(rs *controller.RunSettings, local *pflag.FlagSet) (renderFlags, func(string) bool, func(string) string, error) {
+func routerSettings(rs *stateapi.RunSettings, local *pflag.FlagSet) (renderFlags, func(string) bool, func(string) string, error) {
 	var rf renderFlags
 	fs := pflag.NewFlagSet("router", pflag.ContinueOnError)
 	addSettingsFlags(fs, &rf, "")

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/haroute/haroute/sync/controller"
+	"github.com/haroute/haroute/inspect/stateapi"
 )
 
 // TestRunSettingsRoundTrip: what run records of its settings (its environment without secrets, the
@@ -39,7 +39,7 @@ func TestRunSettingsRoundTrip(t *testing.T) {
 	if err := local.Parse([]string{"--allow-loopback-endpoints=false"}); err != nil {
 		t.Fatal(err)
 	}
-	got, changed, getenv, err := routerSettings(&controller.RunSettings{Env: rs.Env, Flags: rs.Flags}, local)
+	got, changed, getenv, err := routerSettings(&stateapi.RunSettings{Env: rs.Env, Flags: rs.Flags}, local)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/haroute/haroute/inspect/views"
 	"github.com/haroute/haroute/runtime/socket"
-	"github.com/haroute/haroute/sync/inspect"
 )
 
 // Exit codes of the inspection commands, as kubectl has them: state, a listing, exits 0 whenever it
@@ -50,30 +50,30 @@ func (f *inspectFlags) add(a *app, cmd *cobra.Command) {
 	fl.StringVar(&f.haproxyDir, flagHAProxyDir, defaultHAProxyDir, "HAProxy directory as haroute run lays it out (its run/ holds the sockets)")
 	fl.StringVar(&f.adminSocket, flagAdminSocket, "", "HAProxy admin socket (default <haproxy-dir>/"+adminSocketFile+")")
 	fl.StringVar(&f.masterSocket, flagMasterSocket, "", "HAProxy master socket (default $ROUTER_HAPROXY_ADMIN_UNIX_SOCKET, else <haproxy-dir>/"+masterSocketFile+")")
-	fl.StringVar(&f.stateSocket, "state-socket", "", "haroute run's state socket (default <haproxy-dir>/"+inspect.StateSocketFile+")")
-	fl.StringVarP(&f.output, "output", "o", inspect.OutputTable, "output format: "+strings.Join(inspect.Outputs, ", "))
+	fl.StringVar(&f.stateSocket, "state-socket", "", "haroute run's state socket (default <haproxy-dir>/"+views.StateSocketFile+")")
+	fl.StringVarP(&f.output, "output", "o", views.OutputTable, "output format: "+strings.Join(views.Outputs, ", "))
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "only the Routes of this namespace")
 	fl.StringVarP(&f.selector, "selector", "l", "", "only the Routes whose labels match this selector (e.g. -l app=shop,tier!=dev)")
 	fl.BoolVar(&f.noHeaders, "no-headers", false, "no header line in tables")
 	fl.BoolVarP(&f.watch, "watch", "w", false, "print again every --interval until interrupted")
 	fl.DurationVar(&f.interval, "interval", 2*time.Second, "how often --watch prints")
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return inspect.Outputs, cobra.ShellCompDirectiveNoFileComp
+		return views.Outputs, cobra.ShellCompDirectiveNoFileComp
 	})
 }
 
 // filter returns the Routes the flags select.
-func (f *inspectFlags) filter() (inspect.Filter, error) {
+func (f *inspectFlags) filter() (views.Filter, error) {
 	sel, err := labels.Parse(f.selector)
 	if err != nil {
-		return inspect.Filter{}, fmt.Errorf("--selector %q: %w", f.selector, err)
+		return views.Filter{}, fmt.Errorf("--selector %q: %w", f.selector, err)
 	}
-	return inspect.Filter{Namespace: f.namespace, Selector: sel}, nil
+	return views.Filter{Namespace: f.namespace, Selector: sel}, nil
 }
 
 // run checks the flags and calls fn with the sockets and a context that ends on SIGINT or SIGTERM:
 // the common start of every inspection command.
-func (f *inspectFlags) run(cmd *cobra.Command, fn func(ctx context.Context, src inspect.Sources) error) error {
+func (f *inspectFlags) run(cmd *cobra.Command, fn func(ctx context.Context, src views.Sources) error) error {
 	src, err := f.sources()
 	if err != nil {
 		return err
@@ -86,24 +86,24 @@ func (f *inspectFlags) run(cmd *cobra.Command, fn func(ctx context.Context, src 
 // print writes a view: as a table (printTable, the sources' notes on standard error when notes is
 // true), or as JSON or YAML (v).
 func (f *inspectFlags) print(a *app, v any, printTable func() error, notes []string) error {
-	if f.output != inspect.OutputTable && f.output != inspect.OutputWide {
-		return inspect.Print(a.stdout, f.output, v)
+	if f.output != views.OutputTable && f.output != views.OutputWide {
+		return views.Print(a.stdout, f.output, v)
 	}
 	if err := printTable(); err != nil {
 		return err
 	}
 	for _, n := range notes {
-		fmt.Fprintf(a.stderr, "note: %s\n", inspect.Cell(n))
+		fmt.Fprintf(a.stderr, "note: %s\n", views.Cell(n))
 	}
 	return nil
 }
 
-func (f *inspectFlags) sources() (inspect.Sources, error) {
+func (f *inspectFlags) sources() (views.Sources, error) {
 	dir, err := filepath.Abs(f.haproxyDir)
 	if err != nil {
-		return inspect.Sources{}, fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err)
+		return views.Sources{}, fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err)
 	}
-	src := inspect.SourcesFor(dir)
+	src := views.SourcesFor(dir)
 	src.Admin = cmpOr(f.adminSocket, src.Admin)
 	// The container that runs haroute run carries its environment: the master socket OpenShift's
 	// ROUTER_HAPROXY_ADMIN_UNIX_SOCKET names is the one run uses, so kubectl exec finds it too.
@@ -113,8 +113,8 @@ func (f *inspectFlags) sources() (inspect.Sources, error) {
 	}
 	src.Master = cmpOr(f.masterSocket, cmpOr(env, src.Master))
 	src.State = cmpOr(f.stateSocket, src.State)
-	if !slices.Contains(inspect.Outputs, f.output) {
-		return src, fmt.Errorf("--output %q: want one of %s", f.output, strings.Join(inspect.Outputs, ", "))
+	if !slices.Contains(views.Outputs, f.output) {
+		return src, fmt.Errorf("--output %q: want one of %s", f.output, strings.Join(views.Outputs, ", "))
 	}
 	if f.interval <= 0 {
 		return src, fmt.Errorf("--interval %v: want more than 0", f.interval)
@@ -151,7 +151,7 @@ func newStateCommand(a *app) *cobra.Command {
 			if len(args) == 1 {
 				view = args[0]
 			}
-			return f.run(cmd, func(ctx context.Context, src inspect.Sources) error { return a.state(ctx, src, f, view) })
+			return f.run(cmd, func(ctx context.Context, src views.Sources) error { return a.state(ctx, src, f, view) })
 		},
 	}
 	f.add(a, cmd)
@@ -159,7 +159,7 @@ func newStateCommand(a *app) *cobra.Command {
 }
 
 // state prints one view (or, with --watch, prints it again every interval until ctx ends).
-func (a *app) state(ctx context.Context, src inspect.Sources, f inspectFlags, view string) error {
+func (a *app) state(ctx context.Context, src views.Sources, f inspectFlags, view string) error {
 	for {
 		err := a.stateOnce(ctx, src, f, view)
 		if !f.watch {
@@ -180,8 +180,8 @@ func (a *app) state(ctx context.Context, src inspect.Sources, f inspectFlags, vi
 // stateViews are the views of haroute state besides the summary.
 var stateViews = []string{"routes", "servers", "certs", "maps", "workers"}
 
-func (a *app) stateOnce(ctx context.Context, src inspect.Sources, f inspectFlags, view string) error {
-	snap := inspect.Read(ctx, src)
+func (a *app) stateOnce(ctx context.Context, src views.Sources, f inspectFlags, view string) error {
+	snap := views.Read(ctx, src)
 	if !snap.Readable() {
 		return &exitError{code: exitUnreadable, err: fmt.Errorf("nothing could be read: %s", strings.Join(snap.Notes, "; "))}
 	}
@@ -190,20 +190,20 @@ func (a *app) stateOnce(ctx context.Context, src inspect.Sources, f inspectFlags
 		return err
 	}
 	admin := socket.NewAdmin(src.Admin, socket.Options{RetryFor: -1})
-	wide, headers, now := f.output == inspect.OutputWide, !f.noHeaders, time.Now()
+	wide, headers, now := f.output == views.OutputWide, !f.noHeaders, time.Now()
 	var v any
 	var printTable func() error
 	switch view {
 	case "routes":
 		rows := snap.RoutesWhere(filter)
-		v, printTable = rows, func() error { return inspect.PrintRoutes(a.stdout, rows, wide, headers, now) }
+		v, printTable = rows, func() error { return views.PrintRoutes(a.stdout, rows, wide, headers, now) }
 	case "servers":
 		lines := snap.ServersWhere(filter)
-		v, printTable = lines, func() error { return inspect.PrintServers(a.stdout, lines, wide, headers) }
+		v, printTable = lines, func() error { return views.PrintServers(a.stdout, lines, wide, headers) }
 	case "certs":
 		snap.ReadCerts(ctx, admin)
 		lines := snap.CertsWhere(filter, now)
-		v, printTable = lines, func() error { return inspect.PrintCerts(a.stdout, lines, wide, headers, now) }
+		v, printTable = lines, func() error { return views.PrintCerts(a.stdout, lines, wide, headers, now) }
 	case "maps":
 		dir, err := filepath.Abs(f.haproxyDir)
 		if err != nil {
@@ -211,13 +211,13 @@ func (a *app) stateOnce(ctx context.Context, src inspect.Sources, f inspectFlags
 		}
 		snap.ReadMaps(ctx, admin, dir)
 		lines := snap.MapsWhere(filter)
-		v, printTable = lines, func() error { return inspect.PrintMaps(a.stdout, lines, headers) }
+		v, printTable = lines, func() error { return views.PrintMaps(a.stdout, lines, headers) }
 	case "workers":
 		lines := snap.Workers()
-		v, printTable = lines, func() error { return inspect.PrintWorkers(a.stdout, lines, headers) }
+		v, printTable = lines, func() error { return views.PrintWorkers(a.stdout, lines, headers) }
 	default:
 		sum := snap.Summary()
-		v, printTable = sum, func() error { return inspect.PrintSummary(a.stdout, sum) }
+		v, printTable = sum, func() error { return views.PrintSummary(a.stdout, sum) }
 	}
 	notes := snap.Notes
 	if view == "summary" {

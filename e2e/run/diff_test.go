@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/inspect/views"
 	"github.com/haroute/haroute/runtime/socket"
-	"github.com/haroute/haroute/sync/inspect"
 )
 
 // TestDiffCommand: `haroute diff` against a running router: nothing to report while desired,
@@ -33,16 +33,16 @@ func TestDiffCommand(t *testing.T) {
 	r := startRouter(t, files)
 	r.WaitAnswer("diff.e2e.test", "/", 200, web.Name)
 	r.WaitAnswer("other.diff.e2e.test", "/", 200, other.Name)
-	diff := func(args ...string) ([]inspect.DiffRow, int) {
+	diff := func(args ...string) ([]views.DiffRow, int) {
 		t.Helper()
 		out, code := inspectCmd(t, r, "diff", append([]string{"-o", "json"}, args...)...)
-		var rows []inspect.DiffRow
+		var rows []views.DiffRow
 		if err := json.Unmarshal(out, &rows); err != nil {
 			t.Fatalf("diff output: %v\n%s", err, out)
 		}
 		return rows, code
 	}
-	kinds := func(rows []inspect.DiffRow, route, objectPrefix string) string {
+	kinds := func(rows []views.DiffRow, route, objectPrefix string) string {
 		for _, row := range rows {
 			if row.Route == route && strings.HasPrefix(row.Object, objectPrefix) {
 				return strings.Join(row.Kinds, ",")
@@ -59,7 +59,7 @@ func TestDiffCommand(t *testing.T) {
 	if rows, code := diff("--manifests", r.manifests); code != 0 || len(rows) != 0 {
 		t.Fatalf("diff with the router's own settings: exit %d, %+v", code, rows)
 	}
-	if rows, code := diff("--manifests", r.manifests, "--local-settings"); code != 1 || len(rows) == 0 || kinds(rows, "web", "server") != inspect.DiffPending {
+	if rows, code := diff("--manifests", r.manifests, "--local-settings"); code != 1 || len(rows) == 0 || kinds(rows, "web", "server") != views.DiffPending {
 		t.Fatalf("diff with the command's own settings: exit %d, %+v", code, rows)
 	}
 
@@ -74,7 +74,7 @@ func TestDiffCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, code := diff("--manifests", desired, "--allow-loopback-endpoints")
-	if code != 1 || kinds(rows, "new", "route") != inspect.DiffPending || kinds(rows, "new", "server") != inspect.DiffPending {
+	if code != 1 || kinds(rows, "new", "route") != views.DiffPending || kinds(rows, "new", "server") != views.DiffPending {
 		t.Fatalf("diff with a new desired Route: exit %d, %+v", code, rows)
 	}
 
@@ -89,7 +89,7 @@ func TestDiffCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, code = diff("--no-desired")
-	if code != 1 || kinds(rows, "other", "map os_http_be.map") != inspect.DiffStaleFile {
+	if code != 1 || kinds(rows, "other", "map os_http_be.map") != views.DiffStaleFile {
 		t.Fatalf("diff after editing a map file: exit %d, %+v", code, rows)
 	}
 	if fs, code := doctorFindings(t, r); code != 1 || !hasFinding(fs, "FILES_STALE", "route e2e/other") {
@@ -111,7 +111,7 @@ func TestDiffCommand(t *testing.T) {
 			break
 		}
 	}
-	if code != 1 || kinds(rows, "web", "server") != inspect.DiffDrift+","+inspect.DiffStaleFile {
+	if code != 1 || kinds(rows, "web", "server") != views.DiffDrift+","+views.DiffStaleFile {
 		t.Fatalf("diff after a weight set by hand: exit %d, %+v", code, rows)
 	}
 
@@ -149,7 +149,7 @@ func TestDoctorFailedReload(t *testing.T) {
 	if _, err := master.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var fs []inspect.Finding
+	var fs []views.Finding
 	err = testbed.Eventually(10*time.Second, 100*time.Millisecond, func() error {
 		var code int
 		if fs, code = doctorFindings(t, r); code != 1 || !hasFinding(fs, "RELOAD_FAILED", "haproxy") {
@@ -167,16 +167,16 @@ func TestDoctorFailedReload(t *testing.T) {
 }
 
 // doctorFindings runs `haroute doctor -o json` against r.
-func doctorFindings(t *testing.T, r *folderRouter) ([]inspect.Finding, int) {
+func doctorFindings(t *testing.T, r *folderRouter) ([]views.Finding, int) {
 	t.Helper()
 	out, code := inspectCmd(t, r, "doctor", "-o", "json")
-	var fs []inspect.Finding
+	var fs []views.Finding
 	if err := json.Unmarshal(out, &fs); err != nil {
 		t.Fatalf("doctor output: %v\n%s", err, out)
 	}
 	return fs, code
 }
 
-func hasFinding(fs []inspect.Finding, code, object string) bool {
-	return slices.ContainsFunc(fs, func(f inspect.Finding) bool { return f.Code == code && f.Object == object })
+func hasFinding(fs []views.Finding, code, object string) bool {
+	return slices.ContainsFunc(fs, func(f views.Finding) bool { return f.Code == code && f.Object == object })
 }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/inspect/views"
 	"github.com/haroute/haroute/mapping"
-	"github.com/haroute/haroute/sync/inspect"
 )
 
 // claimHost is the host the Routes of TestNewRouteCannotTakeHost contend for.
@@ -31,11 +31,11 @@ func TestNewRouteCannotTakeHost(t *testing.T) {
 
 	r.write("other.yaml", appYAML("aaa-other", claimHost, other))
 	row := waitRouteRow(t, r, "aaa-other", "web", nil)
-	if row.Status != inspect.StatusRejected || row.Reason != mapping.ReasonHostAlreadyClaimed {
+	if row.Status != views.StatusRejected || row.Reason != mapping.ReasonHostAlreadyClaimed {
 		t.Errorf("the new Route aaa-other/web: status %s, reason %s (%s); want it rejected as %s",
 			row.Status, row.Reason, row.Message, mapping.ReasonHostAlreadyClaimed)
 	}
-	if row := waitRouteRow(t, r, "shop", "web", nil); row.Status != inspect.StatusServing {
+	if row := waitRouteRow(t, r, "shop", "web", nil); row.Status != views.StatusServing {
 		t.Errorf("the serving Route shop/web after the new file: status %s, reason %s (%s)", row.Status, row.Reason, row.Message)
 	}
 	// The load goes on for a while with both Routes in the folder.
@@ -46,7 +46,7 @@ func TestNewRouteCannotTakeHost(t *testing.T) {
 	l.WaitFirst(t, other.Name, applyTimeout)
 	l.Allow(other.Name)
 	waitRequests(t, l, 200)
-	waitRouteRow(t, r, "aaa-other", "web", func(row inspect.RouteRow) bool { return row.Status == inspect.StatusServing })
+	waitRouteRow(t, r, "aaa-other", "web", func(row views.RouteRow) bool { return row.Status == views.StatusServing })
 	l.Check(t, 1000)
 }
 
@@ -83,12 +83,12 @@ endpoints:
 
 // waitRouteRow waits (at most applyTimeout) until `haroute state routes` lists the Route ns/name with a
 // row for which done holds (any row when done is nil), and returns that row.
-func waitRouteRow(t *testing.T, r *folderRouter, ns, name string, done func(inspect.RouteRow) bool) inspect.RouteRow {
+func waitRouteRow(t *testing.T, r *folderRouter, ns, name string, done func(views.RouteRow) bool) views.RouteRow {
 	t.Helper()
-	var row inspect.RouteRow
+	var row views.RouteRow
 	err := testbed.Eventually(applyTimeout, 50*time.Millisecond, func() error {
 		out, code := inspectCmd(t, r, "state", "routes", "-o", "json")
-		var rows []inspect.RouteRow
+		var rows []views.RouteRow
 		if err := json.Unmarshal(out, &rows); err != nil {
 			return fmt.Errorf("exit %d, %w: %s", code, err, strings.TrimSpace(string(out)))
 		}

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/inspect/stateapi"
+	"github.com/haroute/haroute/inspect/views"
 	"github.com/haroute/haroute/runtime/socket"
-	"github.com/haroute/haroute/sync/controller"
-	"github.com/haroute/haroute/sync/inspect"
 )
 
 // TestStateSocket: `haroute run` serves its state on <haproxy-dir>/run/haroute.sock, mode 0600:
@@ -45,7 +45,7 @@ func TestStateSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var st controller.State
+	var st stateapi.State
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestStateCommand(t *testing.T) {
 		out, code := inspectCmd(t, r, "state", args...)
 		return string(out), code
 	}
-	var rows []inspect.RouteRow
+	var rows []views.RouteRow
 	err := testbed.Eventually(10*time.Second, 50*time.Millisecond, func() error {
 		out, code := state("routes", "-o", "json")
 		rows = nil
@@ -94,7 +94,7 @@ func TestStateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 1 || rows[0].Name != "cmd" || rows[0].Status != inspect.StatusServing || rows[0].Servers != 1 {
+	if len(rows) != 1 || rows[0].Name != "cmd" || rows[0].Status != views.StatusServing || rows[0].Servers != 1 {
 		t.Fatalf("state routes: %+v", rows)
 	}
 	if out, code := state(); code != 0 || !strings.Contains(out, "1 admitted, 0 rejected, 0 without a usable server") {
@@ -108,7 +108,7 @@ func TestStateCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, code := state("routes")
-	if code != 0 || !strings.Contains(out, inspect.StatusNoServer) || !strings.Contains(out, "0/1") {
+	if code != 0 || !strings.Contains(out, views.StatusNoServer) || !strings.Contains(out, "0/1") {
 		t.Fatalf("state routes with the server in maintenance: exit %d\n%s", code, out)
 	}
 	if _, code := state("--haproxy-dir", t.TempDir()); code != 2 {
@@ -138,17 +138,17 @@ func TestExplainCommand(t *testing.T) {
 		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("explain.e2e.test", "/api", http.StatusOK, web.Name)
-	explain := func(args ...string) (inspect.Explanation, int) {
+	explain := func(args ...string) (views.Explanation, int) {
 		t.Helper()
 		out, code := inspectCmd(t, r, "explain", append([]string{"-o", "json"}, args...)...)
-		var ex inspect.Explanation
+		var ex views.Explanation
 		if err := json.Unmarshal(out, &ex); err != nil {
 			t.Fatalf("explain output: %v\n%s", err, out)
 		}
 		return ex, code
 	}
 	ex, code := explain("http://explain.e2e.test/api")
-	if code != 0 || ex.Route != "e2e/api" || ex.Verdict != inspect.VerdictServed || ex.Disagreements != 0 || len(ex.Servers) != 1 {
+	if code != 0 || ex.Route != "e2e/api" || ex.Verdict != views.VerdictServed || ex.Disagreements != 0 || len(ex.Servers) != 1 {
 		t.Fatalf("explain /api: exit %d, %+v", code, ex)
 	}
 	asked := 0
@@ -163,7 +163,7 @@ func TestExplainCommand(t *testing.T) {
 	// Drift: the exact entry of /api disappears from HAProxy (repaired within the drift interval, 30 s).
 	admin := socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
 	mapPath := filepath.Join(r.Dir, "conf", "os_http_be.map")
-	var lastEx inspect.Explanation
+	var lastEx views.Explanation
 	for range 3 {
 		if err := socket.DelMap(context.Background(), admin, mapPath, "=explain.e2e.test/api"); err != nil {
 			t.Fatal(err)
@@ -268,16 +268,16 @@ func TestDoctorCommand(t *testing.T) {
 	})
 	r.WaitAnswer("doctor.e2e.test", "/api", http.StatusOK, web.Name)
 	r.WaitAnswer("maint.e2e.test", "/", http.StatusOK, other.Name)
-	doctor := func() ([]inspect.Finding, int) {
+	doctor := func() ([]views.Finding, int) {
 		t.Helper()
 		out, code := inspectCmd(t, r, "doctor", "-o", "json")
-		var fs []inspect.Finding
+		var fs []views.Finding
 		if err := json.Unmarshal(out, &fs); err != nil {
 			t.Fatalf("doctor output: %v\n%s", err, out)
 		}
 		return fs, code
 	}
-	has := func(fs []inspect.Finding, code, object string) bool {
+	has := func(fs []views.Finding, code, object string) bool {
 		for _, f := range fs {
 			if f.Code == code && f.Object == object {
 				return true

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Read-only helpers for a view of the live HAProxy (runtime/inspect): the list of loaded
+// Read-only helpers for a view of the live HAProxy (inspect/dataplane): the list of loaded
 // certificates, and everything `show ssl cert <path>` tells about one of them. Like the other
 // helpers they check the reply and return a *CommandError otherwise.
 

@@ -10,7 +10,7 @@ import (
 
 // The replies the parser fuzz targets start from: every reply recorded from a real HAProxy, of every
 // series, with the command it answers. testdata/ holds 2.6.12's (and two 3.2 `show proc`); the
-// inspection transcripts of sync/inspect hold each series' answers to the views' commands.
+// inspection transcripts of inspect/views hold each series' answers to the views' commands.
 
 // Reply kinds: the command a reply answers, without its arguments.
 const (
@@ -25,7 +25,7 @@ const (
 	kindHelp         = "help" // the help text of an unknown command: a seed of every parser
 )
 
-// transcriptsDir holds sync/inspect's recorded CLI transcripts, one folder per HAProxy series.
+// transcriptsDir holds inspect/views's recorded CLI transcripts, one folder per HAProxy series.
 var transcriptsDir = filepath.Join("..", "..", "sync", "inspect", "testdata", "transcripts")
 
 // recordedReply is one reply HAProxy gave, as Command returns it (normalized).
@@ -128,7 +128,7 @@ func replyKindOf(cmd string) string {
 }
 
 // exchangeMark starts an exchange in a transcript: "### <command>", then the raw reply (see
-// sync/inspect/transcript_test.go).
+// inspect/views/transcript_test.go).
 const exchangeMark = "### "
 
 // transcriptExchanges returns the command → raw reply exchanges of one transcript.

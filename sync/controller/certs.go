@@ -7,29 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/haroute/haroute/inspect/stateapi"
 	"github.com/haroute/haroute/mapping/model"
 )
-
-// CertInfo describes one certificate HAProxy serves, from its leaf (the first certificate of the
-// bundle): what the inspection commands need to warn about expiry and coverage. No key material.
-type CertInfo struct {
-	// Name is the file's base name under certs/; Digest the SHA-256 of the bundle ("sha256:<hex>").
-	Name   string `json:"name"`
-	Digest string `json:"digest"`
-	// Routes are the Routes ("<ns>/<name>") served with it; empty for the default certificate.
-	Routes []string `json:"routes,omitempty"`
-	// SNI are the names HAProxy serves it for; DNSNames those the certificate itself covers (its
-	// subjectAltName DNS names, or its common name when it has none).
-	SNI      []string `json:"sni,omitempty"`
-	DNSNames []string `json:"dnsNames,omitempty"`
-	Subject  string   `json:"subject,omitempty"`
-	Issuer   string   `json:"issuer,omitempty"`
-	// NotBefore and NotAfter bound the leaf's validity.
-	NotBefore time.Time `json:"notBefore"`
-	NotAfter  time.Time `json:"notAfter"`
-	// Error says why the bundle could not be read (the other fields are then empty).
-	Error string `json:"error,omitempty"`
-}
 
 // leafInfo is what one bundle's leaf says, cached by digest.
 type leafInfo struct {
@@ -41,7 +21,7 @@ type leafInfo struct {
 
 // certInfos describes cfg's certificates; cache holds the leaves already parsed (by digest), so that a
 // snapshot parses only certificates it has not seen.
-func certInfos(cfg *model.Config, digests []string, cache map[string]leafInfo) []CertInfo {
+func certInfos(cfg *model.Config, digests []string, cache map[string]leafInfo) []stateapi.CertInfo {
 	if cfg == nil {
 		return nil
 	}
@@ -51,14 +31,14 @@ func certInfos(cfg *model.Config, digests []string, cache map[string]leafInfo) [
 			routes[r.Certificate] = append(routes[r.Certificate], r.Namespace+"/"+r.Name)
 		}
 	}
-	out := make([]CertInfo, 0, len(cfg.Certificates))
+	out := make([]stateapi.CertInfo, 0, len(cfg.Certificates))
 	for i, c := range cfg.Certificates {
 		l, ok := cache[digests[i]]
 		if !ok {
 			l = parseLeaf(c.PEM)
 			cache[digests[i]] = l
 		}
-		out = append(out, CertInfo{Name: c.Name, Digest: digests[i], Routes: routes[c.Name], SNI: c.SNI,
+		out = append(out, stateapi.CertInfo{Name: c.Name, Digest: digests[i], Routes: routes[c.Name], SNI: c.SNI,
 			DNSNames: l.dnsNames, Subject: l.subject, Issuer: l.issuer, NotBefore: l.notBefore, NotAfter: l.notAfter, Error: l.err})
 	}
 	return out

@@ -5,25 +5,11 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/haroute/haroute/inspect/stateapi"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/runtime/haproxy"
 )
-
-// How a Route's last change reached HAProxy.
-const (
-	ViaRuntime = "runtime"
-	ViaReload  = "reload"
-)
-
-// RouteChange is the last change of one Route that reached HAProxy.
-type RouteChange struct {
-	At time.Time `json:"at"`
-	// Via is ViaRuntime (runtime API operations) or ViaReload.
-	Via string `json:"via"`
-	// Reason is the reload's reason kind (ViaReload only).
-	Reason string `json:"reason,omitempty"`
-}
 
 // routeChanges returns the Routes ("<ns>/<name>") whose serving changed from prev to next by out:
 // for runtime operations, the Routes of the backends, map entries and certificates the operations
@@ -145,13 +131,13 @@ func backendsByRoute(cfg *model.Config) map[string]*model.Backend {
 
 // recordChanges sets the last change of the Routes that changed and forgets the Routes next no
 // longer serves.
-func recordChanges(last map[string]RouteChange, prev, next *model.Config, out haproxy.Outcome, at time.Time) map[string]RouteChange {
+func recordChanges(last map[string]stateapi.RouteChange, prev, next *model.Config, out haproxy.Outcome, at time.Time) map[string]stateapi.RouteChange {
 	if last == nil {
-		last = map[string]RouteChange{}
+		last = map[string]stateapi.RouteChange{}
 	}
-	ch := RouteChange{At: at, Via: ViaRuntime}
+	ch := stateapi.RouteChange{At: at, Via: stateapi.ViaRuntime}
 	if out.Reloaded || prev == nil {
-		ch = RouteChange{At: at, Via: ViaReload, Reason: string(out.Reason.Kind)}
+		ch = stateapi.RouteChange{At: at, Via: stateapi.ViaReload, Reason: string(out.Reason.Kind)}
 	}
 	for id := range routeChanges(prev, next, out) {
 		last[id] = ch
@@ -161,7 +147,7 @@ func recordChanges(last map[string]RouteChange, prev, next *model.Config, out ha
 		for _, r := range next.Routes {
 			serving[r.Namespace+"/"+r.Name] = true
 		}
-		maps.DeleteFunc(last, func(id string, _ RouteChange) bool { return !serving[id] })
+		maps.DeleteFunc(last, func(id string, _ stateapi.RouteChange) bool { return !serving[id] })
 	}
 	return last
 }

@@ -21,6 +21,7 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 
+	"github.com/haroute/haroute/inspect/stateapi"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/haproxy"
@@ -105,8 +106,8 @@ type Controller struct {
 	Metrics *Metrics
 	// Log receives one line per sync; nil discards.
 	Log *slog.Logger
-	// RunSettings, when set, are served on the state socket (State.RunSettings).
-	RunSettings *RunSettings
+	// RunSettings, when set, are served on the state socket (stateapi.State.RunSettings).
+	RunSettings *stateapi.RunSettings
 
 	running  atomic.Bool
 	lastLoop atomic.Int64 // unix nanoseconds of the loop's last activity; 0 before Run

@@ -11,6 +11,7 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/haroute/haroute/inspect/stateapi"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/routetest"
@@ -30,7 +31,7 @@ func TestStateAfterSyncs(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("GET /state: %d %s", code, body)
 	}
-	var st State
+	var st stateapi.State
 	if err := json.Unmarshal([]byte(body), &st); err != nil {
 		t.Fatalf("decode: %v\n%s", err, body)
 	}
@@ -43,7 +44,7 @@ func TestStateAfterSyncs(t *testing.T) {
 	if st.LastSync == nil || st.LastSync.Reloaded || st.LastSync.Ops["add_server"] != 1 {
 		t.Fatalf("last sync %+v", st.LastSync)
 	}
-	if ch := st.Changes["demo/web"]; ch.Via != ViaRuntime || ch.At.IsZero() {
+	if ch := st.Changes["demo/web"]; ch.Via != stateapi.ViaRuntime || ch.At.IsZero() {
 		t.Fatalf("last change of demo/web %+v, want the runtime add_server", ch)
 	}
 	if code, _ := get(t, StateHandler(c), "/other"); code != http.StatusNotFound {
@@ -80,7 +81,7 @@ func TestRouteChanges(t *testing.T) {
 	p0 := plan.ComputeWith(nil, first, plan.Options{})
 	t0 := time.Unix(100, 0)
 	last := recordChanges(nil, nil, p0.Next, haproxy.Outcome{Plan: p0, Reloaded: true, Reason: p0.Reason()}, t0)
-	if len(last) != 2 || last["demo/web"].Via != ViaReload || last["demo/web"].Reason != string(plan.Initial) {
+	if len(last) != 2 || last["demo/web"].Via != stateapi.ViaReload || last["demo/web"].Reason != string(plan.Initial) {
 		t.Fatalf("after the first reload: %+v", last)
 	}
 	in.Routes = in.Routes[:1]
@@ -91,7 +92,7 @@ func TestRouteChanges(t *testing.T) {
 	}
 	t1 := time.Unix(200, 0)
 	last = recordChanges(last, p0.Next, p1.Next, haproxy.Outcome{Plan: p1}, t1)
-	if want := (RouteChange{At: t1, Via: ViaRuntime}); len(last) != 1 || last["demo/web"] != want {
+	if want := (stateapi.RouteChange{At: t1, Via: stateapi.ViaRuntime}); len(last) != 1 || last["demo/web"] != want {
 		t.Fatalf("after the runtime change: %+v, want demo/web %+v alone", last, want)
 	}
 }
