@@ -430,7 +430,7 @@ func (c *renderCheck) checkMaps() {
 	t := c.t
 	t.Helper()
 	for _, m := range standardMapList {
-		data := string(c.files["conf/"+m])
+		data := string(c.files[layout.InConf(m)])
 		if data != "" && !strings.HasSuffix(data, "\n") {
 			t.Fatalf("%s does not end with a line break", m)
 		}
