@@ -9,18 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
-
-// DefaultCertificateName is the file name of the router's default certificate (served when no Route
-// certificate matches the SNI); the renderer's caller provides its content.
-const DefaultCertificateName = "default_pub_keys.pem"
 
 // Unix sockets (relative to the HAProxy directory) through which public_ssl hands TLS connections to
 // the terminating frontends.
 const (
-	sniSocket   = "unix@run/haproxy-sni.sock"
-	noSNISocket = "unix@run/haproxy-no-sni.sock"
+	sniSocket   = "unix@" + layout.SNISocket
+	noSNISocket = "unix@" + layout.NoSNISocket
 )
 
 // Translate turns a snapshot into the desired HAProxy state and the per-Route problems. It is pure and
@@ -335,7 +332,7 @@ func (t *translator) settings() model.Settings {
 		Timeouts:             o.Timeouts,
 		CheckInterval:        o.CheckInterval,
 		ForwardedHeaders:     o.ForwardedHeaders,
-		DefaultCertificate:   DefaultCertificateName,
+		DefaultCertificate:   layout.DefaultCertificateName,
 		BufSize:              o.BufSize,
 		HardStopAfter:        o.HardStopAfter,
 		MaxWorkerReloads:     o.MaxWorkerReloads,

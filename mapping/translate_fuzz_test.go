@@ -10,6 +10,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/mappingtest"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -169,8 +170,8 @@ func checkWithHAProxy(t *testing.T, in mapping.Input, opts mapping.Options, defa
 		t.Fatalf("render into %s: %v", dir, err)
 	}
 	testbed.WriteFiles(t, dir, files)
-	if err := testbed.CheckConfig(filepath.Join(dir, "conf", "haproxy.cfg")); err != nil {
-		cfgText, _ := os.ReadFile(filepath.Join(dir, "conf", "haproxy.cfg"))
+	if err := testbed.CheckConfig(layout.For(dir).Config()); err != nil {
+		cfgText, _ := os.ReadFile(layout.For(dir).Config())
 		t.Fatalf("%v\nconfig:\n%s", err, strings.TrimSpace(string(cfgText)))
 	}
 }

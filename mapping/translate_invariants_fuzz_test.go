@@ -12,6 +12,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -22,10 +23,10 @@ import (
 
 // Where the default layout puts its files, relative to the HAProxy directory.
 const (
-	fuzzConfigFile = "conf/haproxy.cfg"
-	fuzzCrtList    = "conf/cert_config.map"
-	fuzzCertDir    = "router/certs"
-	fuzzCADir      = "router/cacerts"
+	fuzzConfigFile = layout.Config
+	fuzzCrtList    = layout.ConfDir + "/" + model.CertList
+	fuzzCertDir    = layout.CertDir
+	fuzzCADir      = layout.CADir
 )
 
 // Sections of the default layout.
@@ -212,10 +213,10 @@ func (c *renderCheck) hostExplained(host string, r *routev1.Route) bool {
 func (c *renderCheck) checkFiles() {
 	t := c.t
 	t.Helper()
-	want := map[string]bool{fuzzConfigFile: true, fuzzCrtList: true, "conf/" + mapping.DefaultCertificateName: true,
-		render.ErrorPage503File: true, render.ErrorPage404File: true}
+	want := map[string]bool{fuzzConfigFile: true, fuzzCrtList: true, layout.DefaultCertificate: true,
+		layout.ErrorPage503: true, layout.ErrorPage404: true}
 	for _, m := range standardMapList {
-		want["conf/"+m] = true
+		want[layout.InConf(m)] = true
 	}
 	for _, crt := range c.cfg.Certificates {
 		want[path.Join(fuzzCertDir, crt.Name)] = true
@@ -429,7 +430,7 @@ func (c *renderCheck) checkMaps() {
 	t := c.t
 	t.Helper()
 	for _, m := range standardMapList {
-		data := string(c.files["conf/"+m])
+		data := string(c.files[layout.InConf(m)])
 		if data != "" && !strings.HasSuffix(data, "\n") {
 			t.Fatalf("%s does not end with a line break", m)
 		}

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/mappingtest"
+	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 )
 
@@ -77,8 +79,8 @@ func TestRenderChecksCatchTampering(t *testing.T) {
 		{"server of no endpoint", backendFile, func(s string) string {
 			return strings.Replace(s, header, header+"  server evil 10.0.0.1:80\n", 1)
 		}},
-		{"map line of no Route", "conf/" + "os_http_be.map", func(s string) string { return s + "evil.example.com/ " + backend + "\n" }},
-		{"map line of three words", "conf/" + "os_http_be.map", func(s string) string { return s + "x.example.com/ " + backend + " 1\n" }},
+		{"map line of no Route", layout.InConf(model.MapHTTP), func(s string) string { return s + "evil.example.com/ " + backend + "\n" }},
+		{"map line of three words", layout.InConf(model.MapHTTP), func(s string) string { return s + "x.example.com/ " + backend + " 1\n" }},
 		{"crt-list SNI of no Route", fuzzCrtList, func(s string) string { return strings.Replace(s, "\n", " evil.example.com\n", 1) }},
 		{"crt-list without SNI", fuzzCrtList, func(s string) string {
 			first, _, _ := strings.Cut(s, " ")

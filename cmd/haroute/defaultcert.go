@@ -13,15 +13,12 @@ import (
 	"io/fs"
 	"math/big"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/sync/listener"
 )
-
-// defaultCertFile is where render writes the default certificate, relative to the HAProxy directory.
-const defaultCertFile = "conf/default_pub_keys.pem"
 
 // defaultCertCommonName and defaultCertLifetime describe the generated default certificate.
 const (
@@ -38,7 +35,7 @@ func (a *app) keptDefaultCertificate(out, domain string) ([]byte, error) {
 	if domain != "" {
 		names = []string{"*." + domain}
 	}
-	path := filepath.Join(out, filepath.FromSlash(defaultCertFile))
+	path := layout.For(out).DefaultCertificate()
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:

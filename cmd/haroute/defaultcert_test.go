@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/sync/listener"
 )
 
@@ -98,7 +99,7 @@ func TestKeptDefaultCertificate(t *testing.T) {
 	if bytes.Equal(first, second) {
 		t.Error("two generated certificates are identical")
 	}
-	path := filepath.Join(out, "conf", "default_pub_keys.pem")
+	path := layout.For(out).DefaultCertificate()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestKeptDefaultCertificateNamesTheDomain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(out, "conf", "default_pub_keys.pem")
+	path := layout.For(out).DefaultCertificate()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}

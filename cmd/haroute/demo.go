@@ -24,6 +24,7 @@ import (
 
 	"github.com/haroute/haroute/examples/demo"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/runtime/haproxy"
 )
 
@@ -129,8 +130,8 @@ func (a *app) demo(ctx context.Context, f demoFlags) error {
 		settings:       renderSettings{opts: opts},
 		manifests:      manifests,
 		dir:            haproxyDir,
-		adminSocket:    filepath.Join(haproxyDir, filepath.FromSlash(adminSocketFile)),
-		masterSocket:   filepath.Join(haproxyDir, filepath.FromSlash(masterSocketFile)),
+		adminSocket:    layout.For(haproxyDir).AdminSocket(),
+		masterSocket:   layout.For(haproxyDir).MasterSocket(),
 		managed:        f.haproxy,
 		checkBinary:    f.haproxy,
 		statsPort:      f.statsPort,

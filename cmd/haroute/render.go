@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
@@ -206,7 +207,7 @@ func (a *app) render(f renderFlags, changed func(string) bool) error {
 		}
 	}
 	_, err = fmt.Fprintf(a.stdout, "%d routes admitted, %d rejected; %d backends (%d spare), %d servers; config: %s\n",
-		len(first.State.Routes), rejected, len(first.State.Backends), spares, servers, filepath.Join(out, filepath.FromSlash(haproxy.ConfigFile)))
+		len(first.State.Routes), rejected, len(first.State.Backends), spares, servers, layout.For(out).Config())
 	return err
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/haroute/haroute/inspect/access"
 	"github.com/haroute/haroute/inspect/dataplane"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
@@ -157,7 +158,7 @@ func (a *app) writeFirstConfig(ctx context.Context, src source.Source, inst *hap
 	for _, fe := range d.FileErrors {
 		a.log.Warn("manifest file not (fully) used", "file", fe.Path, "error", fe.Err)
 	}
-	a.log.Info("wrote the first configuration", "config", filepath.Join(rc.dir, filepath.FromSlash(haproxy.ConfigFile)),
+	a.log.Info("wrote the first configuration", "config", layout.For(rc.dir).Config(),
 		"routes", len(first.Initial.State.Routes), "rejected", d.Rejected(), "refusedByHAProxy", len(first.Refused),
 		"backends", len(first.Initial.State.Backends), "mode", rc.mode)
 	if rc.once {
@@ -217,15 +218,12 @@ func (a *app) startParts(ctx context.Context, g *group, ctl *controller.Controll
 	}
 }
 
-// stateSocketFile is where `haroute run` serves its state (controller.StateHandler) for the
-// inspection commands, under the HAProxy directory.
-const stateSocketFile = "run/haroute.sock"
-
-// serveState serves the controller's state on the unix socket stateSocketFile (mode 0600: it
+// serveState serves the controller's state (controller.StateHandler) for the inspection commands on
+// the unix socket layout.StateSocket of the HAProxy directory (mode 0600: it
 // describes every Route). A stale socket left by an earlier run is replaced; any other file there is
 // an error.
 func (a *app) serveState(ctx context.Context, g *group, ctl *controller.Controller, rc runConfig) error {
-	path := filepath.Join(rc.dir, filepath.FromSlash(stateSocketFile))
+	path := layout.For(rc.dir).StateSocket()
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("state socket: %w", err)
 	}

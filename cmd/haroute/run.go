@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/haroute/haroute/inspect/stateapi"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/runtime/haproxy"
 )
 
@@ -26,8 +27,6 @@ const (
 	defaultDriftInterval  = 30 * time.Second
 	modeRuntime           = "runtime"
 	modeReload            = "reload"
-	adminSocketFile       = haproxy.AdminSocketFile
-	masterSocketFile      = haproxy.MasterSocketFile
 	syncPollInterval      = 20 * time.Millisecond
 	syncWaitLogInterval   = 10 * time.Second
 	statsShutdownTimeout  = 5 * time.Second
@@ -156,8 +155,8 @@ func newRunCommand(a *app) *cobra.Command {
 	fl.StringVar(&f.kubeconfig, flagKubeconfig, "", "kubeconfig file of the cluster to watch [KUBECONFIG]; without it and --manifests: in-cluster")
 	fl.StringVar(&f.manifests, flagManifests, "", "watch this folder of manifest files instead of a cluster")
 	fl.StringVar(&f.haproxyDir, flagHAProxyDir, defaultHAProxyDir, "HAProxy directory (conf/, router/, run/)")
-	fl.StringVar(&f.adminSocket, flagAdminSocket, "", "HAProxy admin socket (default <haproxy-dir>/"+adminSocketFile+")")
-	fl.StringVar(&f.masterSocket, flagMasterSocket, "", "HAProxy master socket (default <haproxy-dir>/"+masterSocketFile+")")
+	fl.StringVar(&f.adminSocket, flagAdminSocket, "", "HAProxy admin socket (default <haproxy-dir>/"+layout.AdminSocket+")")
+	fl.StringVar(&f.masterSocket, flagMasterSocket, "", "HAProxy master socket (default <haproxy-dir>/"+layout.MasterSocket+")")
 	fl.StringVar(&f.managedHAProxy, flagManaged, "", "start and supervise HAProxy from this binary")
 	fl.Lookup(flagManaged).NoOptDefVal = defaultHAProxyBinary
 	fl.IntVar(&f.statsPort, flagStatsPort, defaultStatsPort, "port of /healthz, /healthz/ready and /metrics; 0 disables [STATS_PORT]")
@@ -316,7 +315,7 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 	if rc.dir, err = filepath.Abs(f.haproxyDir); err != nil {
 		errs = append(errs, fmt.Errorf("haproxy directory %q: %w", f.haproxyDir, err))
 	}
-	rc.adminSocket = cmpOr(f.adminSocket, filepath.Join(rc.dir, filepath.FromSlash(adminSocketFile)))
+	rc.adminSocket = cmpOr(f.adminSocket, layout.For(rc.dir).AdminSocket())
 	// OpenShift's ROUTER_HAPROXY_ADMIN_UNIX_SOCKET names the master CLI of the HAProxy sidecar.
 	if v := strings.TrimSpace(a.getenv("ROUTER_HAPROXY_ADMIN_UNIX_SOCKET")); v != "" && f.masterSocket == "" {
 		if !filepath.IsAbs(v) {
@@ -324,8 +323,8 @@ func (a *app) runSettings(f runFlags, changed func(string) bool) (runConfig, err
 		}
 		f.masterSocket = v
 	}
-	rc.masterSocket = cmpOr(f.masterSocket, filepath.Join(rc.dir, filepath.FromSlash(masterSocketFile)))
-	if want := filepath.Join(rc.dir, filepath.FromSlash(masterSocketFile)); rc.managed != "" && filepath.Clean(rc.masterSocket) != want {
+	rc.masterSocket = cmpOr(f.masterSocket, layout.For(rc.dir).MasterSocket())
+	if want := layout.For(rc.dir).MasterSocket(); rc.managed != "" && filepath.Clean(rc.masterSocket) != want {
 		errs = append(errs, fmt.Errorf("--%s: a managed HAProxy's master socket is %s", flagMasterSocket, want))
 	}
 	var cerr error

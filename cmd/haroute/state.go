@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/haroute/haroute/inspect/views"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -48,9 +49,9 @@ func (f *inspectFlags) add(a *app, cmd *cobra.Command) {
 	f.getenv = a.getenv
 	fl := cmd.Flags()
 	fl.StringVar(&f.haproxyDir, flagHAProxyDir, defaultHAProxyDir, "HAProxy directory as haroute run lays it out (its run/ holds the sockets)")
-	fl.StringVar(&f.adminSocket, flagAdminSocket, "", "HAProxy admin socket (default <haproxy-dir>/"+adminSocketFile+")")
-	fl.StringVar(&f.masterSocket, flagMasterSocket, "", "HAProxy master socket (default $ROUTER_HAPROXY_ADMIN_UNIX_SOCKET, else <haproxy-dir>/"+masterSocketFile+")")
-	fl.StringVar(&f.stateSocket, "state-socket", "", "haroute run's state socket (default <haproxy-dir>/"+views.StateSocketFile+")")
+	fl.StringVar(&f.adminSocket, flagAdminSocket, "", "HAProxy admin socket (default <haproxy-dir>/"+layout.AdminSocket+")")
+	fl.StringVar(&f.masterSocket, flagMasterSocket, "", "HAProxy master socket (default $ROUTER_HAPROXY_ADMIN_UNIX_SOCKET, else <haproxy-dir>/"+layout.MasterSocket+")")
+	fl.StringVar(&f.stateSocket, "state-socket", "", "haroute run's state socket (default <haproxy-dir>/"+layout.StateSocket+")")
 	fl.StringVarP(&f.output, "output", "o", views.OutputTable, "output format: "+strings.Join(views.Outputs, ", "))
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "only the Routes of this namespace")
 	fl.StringVarP(&f.selector, "selector", "l", "", "only the Routes whose labels match this selector (e.g. -l app=shop,tier!=dev)")

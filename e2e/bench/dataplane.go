@@ -22,6 +22,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
@@ -38,7 +39,7 @@ const (
 )
 
 // stockHTTPMapFile is the map file of the map_reg form, next to haroute's maps in conf/.
-const stockHTTPMapFile = "conf/os_http_be_reg.map"
+const stockHTTPMapFile = layout.ConfDir + "/os_http_be_reg.map"
 
 // stockWildcardPrefix starts the regular expression of a wildcard Route; openshift/router's
 // SortMapPaths puts those lines last.
@@ -198,9 +199,9 @@ func StartDataPlaneRouter(t testing.TB, in mapping.Input, form string, defaultCe
 	switch form {
 	case FormHaroute:
 	case FormMapReg:
-		i := slices.IndexFunc(files, func(f render.File) bool { return f.Path == "conf/haproxy.cfg" })
+		i := slices.IndexFunc(files, func(f render.File) bool { return f.Path == layout.Config })
 		if i < 0 {
-			t.Fatal("data plane: no conf/haproxy.cfg among the rendered files")
+			t.Fatal("data plane: no " + layout.Config + " among the rendered files")
 		}
 		data, err := UseMapReg(files[i].Data, filepath.Join(dir, stockHTTPMapFile))
 		if err != nil {

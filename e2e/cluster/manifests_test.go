@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/haroute/haroute/e2e/framework"
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/manifests"
+	"github.com/haroute/haroute/mapping/layout"
 )
 
 // TestManifestsDryRun applies every rendered variant of manifests/ to the API server with a
@@ -181,7 +181,7 @@ func TestManifestPodOpenShift(t *testing.T) {
 	if n := p.Reloads() - start; n != 0 {
 		t.Errorf("the endpoint change took %d reloads, want 0", n)
 	}
-	if st, err := os.Stat(filepath.Join(p.Dir, "conf", "haproxy.cfg")); err != nil || st.Sys().(*syscall.Stat_t).Uid != sccUID {
+	if st, err := os.Stat(layout.For(p.Dir).Config()); err != nil || st.Sys().(*syscall.Stat_t).Uid != sccUID {
 		t.Errorf("haproxy.cfg is not the SCC user's: %v", err)
 	}
 }

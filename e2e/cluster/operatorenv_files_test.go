@@ -12,6 +12,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/framework"
 	"github.com/haroute/haroute/e2e/operatorenv"
+	"github.com/haroute/haroute/mapping/layout"
 )
 
 // What the operator-environment scenarios (operatorenv_test.go) need to run a captured router
@@ -139,7 +140,7 @@ func remapEnv(t *testing.T, d operatorenv.Deployment, r *framework.ClusterRouter
 		case name == "STATS_PORT":
 			v, why = strconv.Itoa(r.StatsPort), "the harness's free port (--stats-port wins)"
 		case name == "ROUTER_HAPROXY_ADMIN_UNIX_SOCKET":
-			v, why = filepath.Join(r.Dir, "run", "master.sock"), "the master socket of the harness's HAProxy"
+			v, why = layout.For(r.Dir).MasterSocket(), "the master socket of the harness's HAProxy"
 		case name == "ROUTER_SYSLOG_ADDRESS" && !strings.HasPrefix(v, "/"):
 			if syslogUDP == "" {
 				t.Fatalf("%s: ROUTER_SYSLOG_ADDRESS=%q and no UDP receiver", d.Variant, v)

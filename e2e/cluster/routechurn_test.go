@@ -6,12 +6,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/haroute/haroute/e2e/framework"
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -85,5 +85,5 @@ func TestRouteChurnUnderLoad(t *testing.T) {
 
 // mapPath is the path of one of the router's map files, as HAProxy names it.
 func mapPath(r *framework.ClusterRouter, name string) string {
-	return filepath.Join(r.Dir, "conf", name)
+	return layout.For(r.Dir).InConf(name)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/layout"
 )
 
 // Paths and anchors of the custom templates TestBrokenCustomTemplate derives from the default one.
@@ -116,7 +117,7 @@ func TestBrokenCustomTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-r1.Proc.Done()
-	cfgPath := filepath.Join(b.dir, "conf", "haproxy.cfg")
+	cfgPath := layout.For(b.dir).Config()
 	good := testbed.ReadConfig(t, b.dir)
 	st := r1.ShowProc()
 	if len(st.Workers) == 0 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/layout"
 )
 
 // Bounds of TestHAProxyDirUnwritable.
@@ -65,7 +66,7 @@ func unwritable(t *testing.T, full bool, ips [2]string) {
 		"route.yaml":   testbed.RouteYAML("web", host, "web"),
 		"service.yaml": testbed.ServiceYAML("web", web1),
 	})
-	conf := filepath.Join(b.dir, "conf")
+	conf := layout.For(b.dir).ConfDir()
 	b.binary = namespaceWrapper(t, conf, full)
 	r := b.startManaged(procOpts{}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web1.Name)

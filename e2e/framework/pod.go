@@ -25,6 +25,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/manifests"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -212,7 +213,7 @@ func (c *Cluster) newPod(ctx context.Context, t *testing.T, dep *appsv1.Deployme
 }
 
 // masterSocket returns the path of HAProxy's master socket: the haproxy container's -S (its options
-// after a comma left out, the volume path mapped), run/master.sock when it has none.
+// after a comma left out, the volume path mapped), layout.MasterSocket when it has none.
 func (p *Pod) masterSocket() string {
 	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
 		if c.Name != "haproxy" {
@@ -226,7 +227,7 @@ func (p *Pod) masterSocket() string {
 			}
 		}
 	}
-	return filepath.Join(p.Dir, "run", "master.sock")
+	return layout.For(p.Dir).MasterSocket()
 }
 
 // copyExecutable copies the binary src to dst (mode 0755) and returns dst.
@@ -495,7 +496,7 @@ func (p *Pod) Reloads() int {
 func (p *Pod) CheckSockets() {
 	t := p.t
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(p.Dir, "run"))
+	entries, err := os.ReadDir(layout.For(p.Dir).RunDir())
 	if err != nil {
 		t.Fatal(err)
 	}

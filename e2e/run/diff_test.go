@@ -13,6 +13,8 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/views"
+	"github.com/haroute/haroute/mapping/layout"
+	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -79,7 +81,7 @@ func TestDiffCommand(t *testing.T) {
 	}
 
 	// A map file edited on disk: stale file (HAProxy still has the entry).
-	mapPath := filepath.Join(r.Dir, "conf", "os_http_be.map")
+	mapPath := layout.For(r.Dir).InConf(model.MapHTTP)
 	raw, err := os.ReadFile(mapPath)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +103,7 @@ func TestDiffCommand(t *testing.T) {
 
 	// A weight set by hand: drift, and HAProxy differs from the files. The drift check may repair it
 	// before diff reads, so it is seeded again a bounded number of times.
-	admin := socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
+	admin := socket.NewAdmin(layout.For(r.Dir).AdminSocket(), socket.Options{})
 	server := firstServer(t, admin, "be_http:e2e:web")
 	for range 3 {
 		if err := socket.SetServerWeight(context.Background(), admin, "be_http:e2e:web", server, 77); err != nil {
@@ -137,7 +139,7 @@ func TestDoctorFailedReload(t *testing.T) {
 		"service.yaml": testbed.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("failed.e2e.test", "/", 200, web.Name)
-	cfg := filepath.Join(r.Dir, "conf", "haproxy.cfg")
+	cfg := layout.For(r.Dir).Config()
 	raw, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +147,7 @@ func TestDoctorFailedReload(t *testing.T) {
 	if err := os.WriteFile(cfg, append(raw, []byte("\nthis-is-not-a-keyword\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	master := socket.NewMaster(filepath.Join(r.Dir, "run", "master.sock"), socket.Options{})
+	master := socket.NewMaster(layout.For(r.Dir).MasterSocket(), socket.Options{})
 	if _, err := master.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}

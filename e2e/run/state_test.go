@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,8 @@ import (
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/stateapi"
 	"github.com/haroute/haroute/inspect/views"
+	"github.com/haroute/haroute/mapping/layout"
+	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -33,7 +34,7 @@ func TestStateSocket(t *testing.T) {
 	})
 	r.WaitAnswer("state.e2e.test", "/", http.StatusOK, web.Name)
 
-	path := filepath.Join(r.Dir, "run", "haroute.sock")
+	path := layout.For(r.Dir).StateSocket()
 	if mode := testbed.FileMode(t, path); mode != 0o600 {
 		t.Errorf("state socket mode %v, want 0600", mode)
 	}
@@ -103,7 +104,7 @@ func TestStateCommand(t *testing.T) {
 
 	// An operator takes the only server out: the Route has no usable server, which the listing shows
 	// with exit status 0 (a pipeline under set -o pipefail goes on).
-	admin := socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
+	admin := socket.NewAdmin(layout.For(r.Dir).AdminSocket(), socket.Options{})
 	if err := socket.SetServerState(context.Background(), admin, rows[0].Backend, firstServer(t, admin, rows[0].Backend), "maint"); err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +162,8 @@ func TestExplainCommand(t *testing.T) {
 		t.Fatalf("HAProxy was never asked: %+v", ex.Steps)
 	}
 	// Drift: the exact entry of /api disappears from HAProxy (repaired within the drift interval, 30 s).
-	admin := socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
-	mapPath := filepath.Join(r.Dir, "conf", "os_http_be.map")
+	admin := socket.NewAdmin(layout.For(r.Dir).AdminSocket(), socket.Options{})
+	mapPath := layout.For(r.Dir).InConf(model.MapHTTP)
 	var lastEx views.Explanation
 	for range 3 {
 		if err := socket.DelMap(context.Background(), admin, mapPath, "=explain.e2e.test/api"); err != nil {
@@ -289,12 +290,12 @@ func TestDoctorCommand(t *testing.T) {
 	if code != 1 || !has(fs, "NO_SERVER", "route e2e/port") || !has(fs, "ROUTE_REJECTED", "route e2e/bad") || has(fs, "ROUTE_NOT_REACHED", "route e2e/api") {
 		t.Fatalf("doctor before the faults: exit %d, %+v", code, fs)
 	}
-	admin := socket.NewAdmin(filepath.Join(r.Dir, "run", "haproxy.sock"), socket.Options{})
+	admin := socket.NewAdmin(layout.For(r.Dir).AdminSocket(), socket.Options{})
 	if err := socket.SetServerState(context.Background(), admin, "be_http:e2e:maint", firstServer(t, admin, "be_http:e2e:maint"), "maint"); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := socket.DelMap(context.Background(), admin, filepath.Join(r.Dir, "conf", "os_http_be.map"), "=doctor.e2e.test/api"); err != nil {
+		if err := socket.DelMap(context.Background(), admin, layout.For(r.Dir).InConf(model.MapHTTP), "=doctor.e2e.test/api"); err != nil {
 			t.Fatal(err)
 		}
 		if fs, code = doctor(); has(fs, "ROUTE_NOT_REACHED", "route e2e/api") {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/reload"
 )
@@ -57,9 +58,9 @@ type HAProxy struct {
 }
 
 // Paths under an HAProxy directory.
-func configPath(dir string) string   { return filepath.Join(dir, "conf", "haproxy.cfg") }
-func adminSocket(dir string) string  { return filepath.Join(dir, "run", "haproxy.sock") }
-func masterSocket(dir string) string { return filepath.Join(dir, "run", "master.sock") }
+func configPath(dir string) string   { return layout.For(dir).Config() }
+func adminSocket(dir string) string  { return layout.For(dir).AdminSocket() }
+func masterSocket(dir string) string { return layout.For(dir).MasterSocket() }
 
 // WriteFiles writes rendered files under dir (creating dir/run and every parent directory). Paths must
 // be relative and stay inside dir.
@@ -74,7 +75,7 @@ func writeFiles(dir string, files []render.File) error {
 	if !filepath.IsAbs(dir) {
 		return fmt.Errorf("write files: directory %q is not absolute", dir)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "run"), runDirPerm); err != nil {
+	if err := os.MkdirAll(layout.For(dir).RunDir(), runDirPerm); err != nil {
 		return fmt.Errorf("write files: %w", err)
 	}
 	for _, f := range files {
@@ -113,13 +114,13 @@ func Start(t testing.TB, dir string) *HAProxy {
 		output:       &LogBuffer{},
 		exited:       make(chan struct{}),
 	}
-	for _, s := range []string{h.AdminSocket, h.MasterSocket, filepath.Join(dir, "run", "haproxy-no-sni.sock")} {
+	for _, s := range []string{h.AdminSocket, h.MasterSocket, layout.For(dir).NoSNISocket()} {
 		if len(s) > maxSocketLen {
 			t.Fatalf("testbed: socket path %q is %d bytes, over the %d-byte limit of unix sockets: use a shorter directory (testbed.TempDir)", s, len(s), maxSocketLen)
 		}
 	}
-	for _, d := range []string{"run", filepath.FromSlash(render.BackendsDir)} {
-		if err := os.MkdirAll(filepath.Join(dir, d), runDirPerm); err != nil {
+	for _, d := range []string{layout.For(dir).RunDir(), layout.For(dir).BackendsDir()} {
+		if err := os.MkdirAll(d, runDirPerm); err != nil {
 			t.Fatalf("testbed: %v", err)
 		}
 	}
@@ -258,7 +259,7 @@ func CheckConfig(cfgPath string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
 	args := []string{"-c", "-f", cfgPath}
-	if backends := filepath.Join(filepath.Dir(cfgPath), filepath.Base(render.BackendsDir)); isDir(backends) {
+	if backends := filepath.Join(filepath.Dir(cfgPath), filepath.Base(layout.BackendsDir)); isDir(backends) {
 		args = append(args, "-f", backends)
 	}
 	cmd := exec.CommandContext(ctx, HAProxyBinary(), args...)

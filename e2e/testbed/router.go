@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
@@ -95,8 +96,8 @@ func StartStaticHAProxyRender(t testing.TB, in mapping.Input, opts mapping.Optio
 		if len(problems) > 0 {
 			t.Logf("translate problems:\n%s", formatProblems(problems))
 		}
-		if cfgText := r.File("conf/haproxy.cfg"); len(cfgText) <= maxLoggedConfig {
-			t.Logf("conf/haproxy.cfg:\n%s", cfgText)
+		if cfgText := r.File(layout.Config); len(cfgText) <= maxLoggedConfig {
+			t.Logf("%s:\n%s", layout.Config, cfgText)
 		}
 	})
 	r.HAProxy = StartHAProxy(t, dir, first.Files)

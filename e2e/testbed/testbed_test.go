@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 )
 
@@ -187,7 +188,7 @@ func TestWriteFilesRefusesEscapes(t *testing.T) {
 	if err := writeFiles(dir, []render.File{{Path: "conf/a/b.map", Data: []byte("k v\n")}}); err != nil {
 		t.Fatalf("writeFiles: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "run")); err != nil {
+	if _, err := os.Stat(layout.For(dir).RunDir()); err != nil {
 		t.Errorf("run dir not created: %v", err)
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "conf/a/b.map")); err != nil || string(data) != "k v\n" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/mappingtest"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -62,7 +63,7 @@ func TestCasesPassHAProxyCheck(t *testing.T) {
 				t.Fatalf("render: %v", err)
 			}
 			testbed.WriteFiles(t, dir, files)
-			if err := testbed.CheckConfig(filepath.Join(dir, "conf", "haproxy.cfg")); err != nil {
+			if err := testbed.CheckConfig(layout.For(dir).Config()); err != nil {
 				t.Errorf("%v\n(%d backends, %d problems)", err, len(cfg.Backends), len(problems))
 			}
 		})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -174,7 +175,7 @@ func TestOverlappingPaths(t *testing.T) {
 			for _, pc := range overlappingPathCases {
 				expect(t, r.Client, "http://paths.example.com"+pc.path, want{200, pc.backend, pc.path})
 			}
-			m := r.File("conf/" + model.MapHTTP)
+			m := r.File(layout.InConf(model.MapHTTP))
 			if i == 0 {
 				firstMap = m
 				checkRuntimeReorder(t, r)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -294,12 +295,12 @@ func alertOf(err error) string {
 // check the CRL.
 func checkMTLSRendered(t *testing.T, r *testbed.StaticHAProxy, verify string) {
 	t.Helper()
-	cfg := string(r.File("conf/haproxy.cfg"))
+	cfg := string(r.File(layout.Config))
 	want := "verify " + verify + " ca-file "
 	if n := strings.Count(cfg, want); n == 0 || !strings.Contains(cfg, "crl-file ") {
 		t.Errorf("haproxy.cfg: %d binds with %q, and crl-file %v; want the TLS binds to verify with the CRL", n, want, strings.Contains(cfg, "crl-file "))
 	}
-	for _, f := range []string{"conf/client-ca.pem", "conf/client-crl.pem"} {
+	for _, f := range []string{layout.ClientCA, layout.ClientCRL} {
 		if len(r.File(f)) == 0 {
 			t.Errorf("%s was not rendered", f)
 		}

@@ -5,13 +5,13 @@ import (
 	"crypto/tls"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
@@ -509,7 +509,7 @@ func runTLSProfile(t *testing.T, pc tlsProfileCase) *profileResult {
 // checkProfileRendered checks the global TLS lines of haproxy.cfg.
 func checkProfileRendered(t *testing.T, r *testbed.StaticHAProxy, p model.TLSProfile) {
 	t.Helper()
-	cfg := string(r.File("conf/haproxy.cfg"))
+	cfg := string(r.File(layout.Config))
 	want := []string{"ssl-default-bind-ciphers " + p.Ciphers + "\n", "ssl-min-ver " + p.MinVersion}
 	if p.Curves != "" {
 		want = append(want, "ssl-default-bind-curves "+p.Curves+"\n")
@@ -647,7 +647,7 @@ func checkRendered(t *testing.T, in mapping.Input, opts mapping.Options, default
 		t.Fatalf("render: %v", err)
 	}
 	testbed.WriteFiles(t, dir, first.Files)
-	return testbed.CheckConfig(filepath.Join(dir, "conf", "haproxy.cfg"))
+	return testbed.CheckConfig(layout.For(dir).Config())
 }
 
 // TestTLSProfileNamedLists runs ROUTER_CIPHERS=modern, intermediate and old (the named lists

@@ -18,6 +18,7 @@ import (
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/metrics"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
@@ -231,7 +232,7 @@ func BenchmarkScrapeHAProxy(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i, f := range first.Files {
-		if f.Path == haproxy.ConfigFile {
+		if f.Path == layout.Config {
 			first.Files[i].Data = bytes.Replace(f.Data, []byte("\nglobal\n"), []byte("\nglobal\n  no strict-limits\n"), 1)
 		}
 	}

@@ -8,18 +8,14 @@ package views
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/haroute/haroute/inspect/stateapi"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
-	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/socket"
 )
-
-// StateSocketFile is where `haroute run` serves its state, under the HAProxy directory.
-const StateSocketFile = "run/haroute.sock"
 
 // readTimeout bounds each read of a source.
 const readTimeout = 5 * time.Second
@@ -30,13 +26,10 @@ type Sources struct {
 	State, Admin, Master string
 }
 
-// SourcesFor returns the sockets as `haroute run --haproxy-dir dir` lays them out.
+// SourcesFor returns the sockets as `haroute run --haproxy-dir dir` lays them out (mapping/layout).
 func SourcesFor(dir string) Sources {
-	return Sources{
-		State:  filepath.Join(dir, filepath.FromSlash(StateSocketFile)),
-		Admin:  filepath.Join(dir, filepath.FromSlash(haproxy.AdminSocketFile)),
-		Master: filepath.Join(dir, filepath.FromSlash(haproxy.MasterSocketFile)),
-	}
+	l := layout.For(dir)
+	return Sources{State: l.StateSocket(), Admin: l.AdminSocket(), Master: l.MasterSocket()}
 }
 
 // Snapshot is what the sources answered, read once.

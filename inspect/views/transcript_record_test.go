@@ -19,6 +19,7 @@ import (
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/stateapi"
 	"github.com/haroute/haroute/inspect/views"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -93,7 +94,7 @@ func TestRecordTranscripts(t *testing.T) {
 	t.Cleanup(remove)
 	listenEndpoints(t)
 	realDir, r := startRecordRouter(t, bin)
-	settleScenario(t, r, filepath.Join(realDir, filepath.FromSlash(views.StateSocketFile)))
+	settleScenario(t, r, layout.For(realDir).StateSocket())
 
 	rec := recording{admin: newTranscript(), master: newTranscript(), state: &stateRecord{}}
 	live := renderViews(t, recordingSources(t, realDir, rec))

@@ -11,6 +11,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
@@ -24,7 +25,7 @@ func haproxyCheck(t *testing.T, cfg *model.Config, c testCerts) {
 	t.Helper()
 	dir := t.TempDir()
 	files := renderCheck(t, cfg, dir, c)
-	if err := os.MkdirAll(filepath.Join(dir, "run"), 0o700); err != nil {
+	if err := os.MkdirAll(layout.For(dir).RunDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
@@ -36,7 +37,7 @@ func haproxyCheck(t *testing.T, cfg *model.Config, c testCerts) {
 			t.Fatal(err)
 		}
 	}
-	cfgPath := filepath.Join(dir, "conf", "haproxy.cfg")
+	cfgPath := layout.For(dir).Config()
 	out, err := exec.Command(haproxyBin, append([]string{"-c"}, render.ConfigArgs(dir)...)...).CombinedOutput()
 	if err != nil || bytes.Contains(out, []byte("[WARNING]")) || bytes.Contains(out, []byte("[ALERT]")) {
 		text, _ := os.ReadFile(cfgPath)

@@ -5,33 +5,12 @@ import (
 	"path"
 	"strings"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
 
-// Default file and socket names under the HAProxy directory.
-const (
-	confDir         = "conf"
-	certDir         = "router/certs"
-	caDir           = "router/cacerts"
-	runDir          = "run"
-	configFile      = "haproxy.cfg"
-	defaultCertFile = "default_pub_keys.pem"
-	clientCAFile    = "client-ca.pem"
-	clientCRLFile   = "client-crl.pem"
-	errorPage503    = "error-page-503.http"
-	errorPage404    = "error-page-404.http"
-	adminSocketFile = "haproxy.sock"
-	sniSocketFile   = "haproxy-sni.sock"
-	noSNISocketFile = "haproxy-no-sni.sock"
-	statsSocketFile = "stats.sock"
-	unixPrefix      = "unix@"
-)
-
-// The error pages' files, relative to the HAProxy directory.
-const (
-	ErrorPage503File = confDir + "/" + errorPage503
-	ErrorPage404File = confDir + "/" + errorPage404
-)
+// unixPrefix starts a bind address that is a unix socket.
+const unixPrefix = "unix@"
 
 // standardMaps are the map files the default layout always references; they are rendered (empty if
 // the model has no entries for them) even when the model omits them.
@@ -59,7 +38,7 @@ type Data struct {
 	Paths Paths
 }
 
-// Paths are absolute paths under Data.Dir.
+// Paths are absolute paths under Data.Dir, as mapping/layout lays the directory out.
 type Paths struct {
 	// Config is the rendered configuration: Dir/conf/haproxy.cfg.
 	Config string
@@ -119,39 +98,39 @@ func (d *Data) Frontend(name string) *model.Frontend {
 
 // newData builds the template data for cfg rendered under dir (absolute and clean).
 func newData(cfg *model.Config, dir string) (*Data, error) {
-	conf := path.Join(dir, confDir)
-	defCert := cfg.Settings.DefaultCertificate
-	if defCert == "" {
-		defCert = defaultCertFile
+	l := layout.For(dir)
+	defCert := layout.DefaultCertificate
+	if cfg.Settings.DefaultCertificate != "" {
+		defCert = layout.InConf(cfg.Settings.DefaultCertificate)
 	}
 	p := Paths{
-		Config:             path.Join(conf, configFile),
-		ConfDir:            conf,
+		Config:             l.Config(),
+		ConfDir:            l.ConfDir(),
 		Maps:               map[string]string{},
-		HTTPMap:            path.Join(conf, model.MapHTTP),
-		EdgeReencryptMap:   path.Join(conf, model.MapEdgeReencrypt),
-		RedirectMap:        path.Join(conf, model.MapHTTPRedirect),
-		TCPMap:             path.Join(conf, model.MapTCP),
-		WildcardDomainMap:  path.Join(conf, model.MapWildcardDomain),
-		CertList:           path.Join(conf, model.CertList),
-		DefaultCertificate: path.Join(conf, defCert),
-		ClientCA:           path.Join(conf, clientCAFile),
-		ClientCRL:          path.Join(conf, clientCRLFile),
-		ErrorPage503:       path.Join(conf, errorPage503),
-		ErrorPage404:       path.Join(conf, errorPage404),
-		CertDir:            path.Join(dir, certDir),
-		CADir:              path.Join(dir, caDir),
-		RunDir:             path.Join(dir, runDir),
-		AdminSocket:        path.Join(dir, runDir, adminSocketFile),
-		SNISocket:          path.Join(dir, runDir, sniSocketFile),
-		NoSNISocket:        path.Join(dir, runDir, noSNISocketFile),
-		StatsSocket:        path.Join(dir, runDir, statsSocketFile),
+		HTTPMap:            l.InConf(model.MapHTTP),
+		EdgeReencryptMap:   l.InConf(model.MapEdgeReencrypt),
+		RedirectMap:        l.InConf(model.MapHTTPRedirect),
+		TCPMap:             l.InConf(model.MapTCP),
+		WildcardDomainMap:  l.InConf(model.MapWildcardDomain),
+		CertList:           l.InConf(model.CertList),
+		DefaultCertificate: l.Path(defCert),
+		ClientCA:           l.ClientCA(),
+		ClientCRL:          l.ClientCRL(),
+		ErrorPage503:       l.ErrorPage503(),
+		ErrorPage404:       l.ErrorPage404(),
+		CertDir:            l.CertDir(),
+		CADir:              l.CADir(),
+		RunDir:             l.RunDir(),
+		AdminSocket:        l.AdminSocket(),
+		SNISocket:          l.SNISocket(),
+		NoSNISocket:        l.NoSNISocket(),
+		StatsSocket:        l.StatsSocket(),
 	}
 	for _, name := range standardMaps {
-		p.Maps[name] = path.Join(conf, name)
+		p.Maps[name] = l.InConf(name)
 	}
 	for _, m := range cfg.Maps {
-		p.Maps[m.Name] = path.Join(conf, m.Name)
+		p.Maps[m.Name] = l.InConf(m.Name)
 	}
 	for _, f := range cfg.Frontends {
 		if !strings.HasPrefix(f.Bind, unixPrefix) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/mapping/layout"
 )
 
 // haproxyBin is the HAProxy the tests run: $HAROUTE_HAPROXY, or Debian's.
@@ -25,7 +26,7 @@ var haproxyBin = haproxybin.Path()
 // writeFiles writes rendered files under dir and creates dir/run.
 func writeFiles(t *testing.T, dir string, files []File) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(dir, "run"), 0o700); err != nil {
+	if err := os.MkdirAll(layout.For(dir).RunDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
@@ -65,7 +66,7 @@ func haproxyCheck(t *testing.T, dir string) {
 	t.Helper()
 	out, err := exec.Command(haproxyBin, append([]string{"-c"}, ConfigArgs(dir)...)...).CombinedOutput()
 	if err != nil {
-		cfgText, _ := os.ReadFile(filepath.Join(dir, "conf", "haproxy.cfg"))
+		cfgText, _ := os.ReadFile(layout.For(dir).Config())
 		t.Fatalf("haproxy -c: %v\n%s\nconfig:\n%s", err, out, cfgText)
 	}
 	if bytes.Contains(out, []byte("[WARNING]")) || bytes.Contains(out, []byte("[ALERT]")) {

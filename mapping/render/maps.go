@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -23,7 +24,7 @@ func mapFile(m *model.MapFile) File {
 	if data == nil {
 		data = []byte{}
 	}
-	return File{Path: path.Join(confDir, m.Name), Data: data}
+	return File{Path: layout.InConf(m.Name), Data: data}
 }
 
 // crtList returns the crt-list of the TLS-terminating frontends: one CrtListLine per certificate.

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -82,7 +82,7 @@ func (r *Renderer) Masks() (map[string][]byte, error) {
 	if r.last == nil {
 		return nil, errors.New("mask: nothing rendered")
 	}
-	mainPath := path.Join(confDir, configFile)
+	mainPath := layout.Config
 	if r.mainMask == nil || !sameSlice(r.maskedFor, r.main) {
 		m, err := MaskRuntime(r.main, r.last, r.dir)
 		if err != nil {

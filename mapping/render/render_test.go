@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -79,7 +80,7 @@ func TestRenderFiles(t *testing.T) {
 		paths = append(paths, p)
 	}
 	want := []string{
-		"conf/cert_config.map", "conf/default_pub_keys.pem", "conf/haproxy.cfg", ErrorPage503File, ErrorPage404File,
+		"conf/cert_config.map", "conf/default_pub_keys.pem", "conf/haproxy.cfg", layout.ErrorPage503, layout.ErrorPage404,
 		"conf/os_edge_reencrypt_be.map", "conf/os_http_be.map", "conf/os_route_http_redirect.map",
 		"conf/os_tcp_be.map", "conf/os_wildcard_domain.map", "conf/haroute_forwarded.map", "conf/haroute_cookie.map", "conf/haroute_cookie_names.map", "conf/haroute_header_values.map",
 		"conf/haroute_timeout_server.map", "conf/haroute_timeout_tunnel.map", "conf/haroute_hsts.map",

@@ -10,15 +10,16 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
 
 // The backend files of the default template.
 const (
-	// BackendsDir holds the backend files, under the HAProxy directory. HAProxy loads it as a second
-	// configuration (`-f <dir>/conf/haproxy.cfg -f <dir>/conf/backends`, ConfigArgs): the files in
-	// it, in name order, after haproxy.cfg.
-	BackendsDir = "conf/backends"
+	// BackendsDir holds the backend files, under the HAProxy directory (layout.BackendsDir). HAProxy
+	// loads it as a second configuration (`-f <dir>/conf/haproxy.cfg -f <dir>/conf/backends`,
+	// ConfigArgs): the files in it, in name order, after haproxy.cfg.
+	BackendsDir = layout.BackendsDir
 	// BackendShards is the number of files the Routes' backends are spread over, by a hash of their
 	// name (ShardFile). A change to one backend rewrites its file only: at 20,000 Routes a file holds
 	// about 300 backends instead of the whole configuration.
@@ -33,7 +34,8 @@ const (
 // ConfigArgs returns the -f arguments HAProxy needs for the HAProxy directory dir: haproxy.cfg,
 // then the backend files.
 func ConfigArgs(dir string) []string {
-	return []string{"-f", path.Join(dir, confDir, configFile), "-f", path.Join(dir, BackendsDir)}
+	l := layout.For(dir)
+	return []string{"-f", l.Config(), "-f", l.BackendsDir()}
 }
 
 // ShardFile returns the backend file (relative to the HAProxy directory) that holds the backend
@@ -248,7 +250,7 @@ func (r *Renderer) render(cfg *model.Config) ([]File, error) {
 	c.Funcs(f.funcMap())
 	var main bytes.Buffer
 	if err := c.Execute(&main, data); err != nil {
-		return nil, fmt.Errorf("%s: %w", configFile, err)
+		return nil, fmt.Errorf("%s: %w", path.Base(layout.Config), err)
 	}
 	// A template whose haproxy.cfg asks for no backend block (the default one) has its "backend"
 	// block rendered into the backend files, once per backend.
@@ -259,16 +261,16 @@ func (r *Renderer) render(cfg *model.Config) ([]File, error) {
 	}
 	r.main = reuse(r.main, text)
 	files := []File{
-		{Path: path.Join(confDir, configFile), Data: r.main},
-		{Path: path.Join(confDir, model.CertList), Data: r.certs.crtList},
-		{Path: path.Join(confDir, path.Base(data.Paths.DefaultCertificate)), Data: r.defaultCertificate(cfg)},
-		{Path: path.Join(confDir, errorPage503), Data: r.errorPage503},
-		{Path: path.Join(confDir, errorPage404), Data: r.errorPage404},
+		{Path: layout.Config, Data: r.main},
+		{Path: layout.InConf(model.CertList), Data: r.certs.crtList},
+		{Path: layout.InConf(path.Base(data.Paths.DefaultCertificate)), Data: r.defaultCertificate(cfg)},
+		{Path: layout.ErrorPage503, Data: r.errorPage503},
+		{Path: layout.ErrorPage404, Data: r.errorPage404},
 	}
 	if l := cfg.Listener; l.ClientCA != "" {
-		files = append(files, File{Path: path.Join(confDir, clientCAFile), Data: r.listenerFile(&r.clientCA, l.ClientCA)})
+		files = append(files, File{Path: layout.ClientCA, Data: r.listenerFile(&r.clientCA, l.ClientCA)})
 		if l.ClientCRL != "" {
-			files = append(files, File{Path: path.Join(confDir, clientCRLFile), Data: r.listenerFile(&r.clientCRL, l.ClientCRL)})
+			files = append(files, File{Path: layout.ClientCRL, Data: r.listenerFile(&r.clientCRL, l.ClientCRL)})
 		}
 	}
 	files = append(files, mapFiles...)
@@ -526,7 +528,7 @@ func (r *Renderer) updateMaps(maps []model.MapFile) ([]File, error) {
 	for _, name := range standardMaps {
 		if !keep[name] {
 			keep[name] = true
-			files = append(files, File{Path: path.Join(confDir, name), Data: []byte{}})
+			files = append(files, File{Path: layout.InConf(name), Data: []byte{}})
 		}
 	}
 	for name := range r.maps {
@@ -561,11 +563,11 @@ func (r *Renderer) updateCerts(certs []model.Certificate) error {
 	for _, c := range certs {
 		f, ok := st.files[c.Name]
 		if !ok || st.pems[c.Name] != c.PEM {
-			f = File{Path: path.Join(certDir, c.Name), Data: withNewline(c.PEM)}
+			f = File{Path: path.Join(layout.CertDir, c.Name), Data: withNewline(c.PEM)}
 		}
 		files[c.Name], pems[c.Name], names[c.Name] = f, c.PEM, true
 	}
-	st.crtList = reuse(st.crtList, crtList(&model.Config{Certificates: certs}, path.Join(r.dir, certDir)))
+	st.crtList = reuse(st.crtList, crtList(&model.Config{Certificates: certs}, layout.For(r.dir).CertDir()))
 	st.list, st.files, st.pems, st.names = certs, files, pems, names
 	return nil
 }
@@ -589,7 +591,7 @@ func (r *Renderer) updateCAs(cas []model.CAFile) error {
 		}
 		f, ok := st.files[ca.Name]
 		if !ok || st.pems[ca.Name] != ca.PEM {
-			f = File{Path: path.Join(caDir, ca.Name), Data: withNewline(ca.PEM)}
+			f = File{Path: path.Join(layout.CADir, ca.Name), Data: withNewline(ca.PEM)}
 		}
 		files[ca.Name], pems[ca.Name], names[ca.Name] = f, ca.PEM, true
 	}
@@ -637,7 +639,7 @@ func Configuration(files []File) []byte {
 		out = append(out, data...)
 	}
 	for _, f := range files {
-		if f.Path == path.Join(confDir, configFile) {
+		if f.Path == layout.Config {
 			add(f.Data)
 		}
 	}

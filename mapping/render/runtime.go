@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -38,7 +39,7 @@ func PathsFor(cfg *model.Config, dir string) (RuntimePaths, error) {
 		CertDir:      d.Paths.CertDir,
 		CADir:        d.Paths.CADir,
 		AdminSocket:  d.Paths.AdminSocket,
-		MasterSocket: d.Paths.RunDir + "/master.sock",
+		MasterSocket: layout.For(dir).MasterSocket(),
 		StatsSocket:  d.Paths.StatsSocket,
 
 		DefaultCertificate: d.Paths.DefaultCertificate,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
@@ -340,7 +341,7 @@ func checkLive(t *testing.T, r socket.Runner, cfg *model.Config, paths render.Ru
 	}
 	var rendered []string
 	for _, f := range files {
-		if f.Path == "conf/"+model.CertList {
+		if f.Path == layout.InConf(model.CertList) {
 			rendered = strings.Split(strings.TrimSuffix(string(f.Data), "\n"), "\n")
 			if len(f.Data) == 0 {
 				rendered = nil

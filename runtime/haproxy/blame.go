@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -58,7 +59,7 @@ func blame(text string, files []render.File, next *model.Config) []Refused {
 	}
 	var cfg []byte
 	for _, f := range files {
-		if f.Path == ConfigFile {
+		if f.Path == layout.Config {
 			cfg = f.Data
 		}
 	}

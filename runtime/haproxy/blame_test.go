@@ -3,6 +3,7 @@ package haproxy
 import (
 	"testing"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -16,7 +17,7 @@ func TestBlame(t *testing.T) {
 		{Namespace: "blog", Name: "www", Backend: "be_http:shop:web"},
 	}}
 	cfg := "global\n  maxconn 100\n\nbackend be_http:shop:web\n  mode http\n  bad_keyword 1\n\nbackend openshift_default\n  mode http\n"
-	files := []render.File{{Path: ConfigFile, Data: []byte(cfg)}}
+	files := []render.File{{Path: layout.Config, Data: []byte(cfg)}}
 	cases := []struct {
 		text string
 		want []string

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/reload"
@@ -84,7 +85,7 @@ func realSockets(files []render.File, scratch, dir string) []render.File {
 	from, to := scratch+"/run/", dir+"/run/"
 	out := slices.Clone(files)
 	for k, f := range out {
-		if f.Path == ConfigFile {
+		if f.Path == layout.Config {
 			out[k].Data = bytes.ReplaceAll(f.Data, []byte(from), []byte(to))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
@@ -24,12 +25,6 @@ const (
 	DefaultBinary = "/usr/sbin/haproxy"
 	// DefaultReloadInterval is OpenShift's RELOAD_INTERVAL default: the least time between reloads.
 	DefaultReloadInterval = reload.DefaultMinInterval
-	// AdminSocketFile and MasterSocketFile are the sockets' paths under the HAProxy directory (the
-	// default template binds the admin socket there; the master socket is HAProxy's -S argument).
-	AdminSocketFile  = "run/haproxy.sock"
-	MasterSocketFile = "run/master.sock"
-	// ConfigFile is the configuration HAProxy starts from, under the HAProxy directory.
-	ConfigFile = "conf/haproxy.cfg"
 )
 
 // Config says where an Instance's HAProxy lives and how to change it.
@@ -45,7 +40,7 @@ type Config struct {
 	// configuration is rolled back to the last good files (reload.Reloader).
 	Binary string
 	// AdminSocket and MasterSocket are the worker's runtime API and the master CLI; empty: under Dir
-	// (AdminSocketFile, MasterSocketFile).
+	// (layout.AdminSocket, layout.MasterSocket).
 	AdminSocket, MasterSocket string
 	// ReloadInterval is the least time between two reloads (RELOAD_INTERVAL); 0: none. A reload that
 	// may not be sent yet is left for a later Update (Outcome.ReloadAt).
@@ -122,10 +117,10 @@ func New(c Config) (*Instance, error) {
 	}
 	c.Dir = filepath.Clean(c.Dir)
 	if c.AdminSocket == "" {
-		c.AdminSocket = filepath.Join(c.Dir, filepath.FromSlash(AdminSocketFile))
+		c.AdminSocket = layout.For(c.Dir).AdminSocket()
 	}
 	if c.MasterSocket == "" {
-		c.MasterSocket = filepath.Join(c.Dir, filepath.FromSlash(MasterSocketFile))
+		c.MasterSocket = layout.For(c.Dir).MasterSocket()
 	}
 	c.Render.Dir = c.Dir
 	if c.Log == nil {

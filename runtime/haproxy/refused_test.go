@@ -11,6 +11,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -64,7 +65,7 @@ func TestRefusedCertificateLeavesTheAcceptedFiles(t *testing.T) {
 	if got := readTree(t, dir); !equalTrees(got, accepted) {
 		t.Errorf("the files on disk are not the last ones HAProxy took: %s", treeDiff(accepted, got))
 	}
-	if err := testbed.CheckConfig(filepath.Join(dir, "conf", "haproxy.cfg")); err != nil {
+	if err := testbed.CheckConfig(layout.For(dir).Config()); err != nil {
 		t.Errorf("HAProxy would not start from the files on disk: %v", err)
 	}
 	for _, host := range []string{"www", "shop"} {

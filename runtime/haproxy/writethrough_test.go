@@ -18,6 +18,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/reload"
@@ -105,7 +106,7 @@ func TestWriteThroughIsAFreshRender(t *testing.T) {
 		t.Fatalf("%d runtime updates and %d reloads: the walk tests too little write-through", runtime, reloads)
 	}
 	t.Logf("%d runtime updates, %d reloads", runtime, reloads)
-	if err := testbed.CheckConfig(filepath.Join(dir, "conf", "haproxy.cfg")); err != nil {
+	if err := testbed.CheckConfig(layout.For(dir).Config()); err != nil {
 		t.Fatalf("haproxy -c on the written files: %v", err)
 	}
 	files, err := render.Render(u.Applied(), ro)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/mapping/layout"
 )
 
 // haproxyBinary is the HAProxy the integration tests run ($HAROUTE_HAPROXY, or Debian's).
@@ -20,10 +21,10 @@ var haproxyBinary = haproxybin.Path()
 func writeConfig(t *testing.T, text string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "conf", "backends"), 0o755); err != nil {
+	if err := os.MkdirAll(layout.For(dir).BackendsDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "conf", "haproxy.cfg"), []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(layout.For(dir).Config(), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -53,7 +54,7 @@ func TestCheckRealHAProxy(t *testing.T) {
 	if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("error %v, want a *CheckError wrapping ErrInvalidConfig", err)
 	}
-	if !strings.Contains(ce.Output, "no_such_keyword") || ce.Config != filepath.Join(bad, "conf", "haproxy.cfg") || ce.Status != "exit status 1" {
+	if !strings.Contains(ce.Output, "no_such_keyword") || ce.Config != layout.For(bad).Config() || ce.Status != "exit status 1" {
 		t.Errorf("check error %+v lacks HAProxy's output, the file or the status", ce)
 	}
 }

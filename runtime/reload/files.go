@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 )
 
@@ -23,10 +24,7 @@ const (
 )
 
 // configFile is the rendered file written last, once everything it refers to is in place.
-const configFile = "conf/haproxy.cfg"
-
-// defaultCertFile is where the default template puts the default certificate.
-const defaultCertFile = "conf/default_pub_keys.pem"
+const configFile = layout.Config
 
 // managedDir is a directory whose files with one of the suffixes are all rendered: those a render no
 // longer produces are stale and removed.
@@ -39,10 +37,10 @@ type managedDir struct {
 // conf/ and the certificate directories, .cfg in the backend directory.
 func managedDirs() []managedDir {
 	return []managedDir{
-		{"conf", []string{".map", ".pem"}},
-		{render.BackendsDir, []string{".cfg"}},
-		{"router/certs", []string{".map", ".pem"}},
-		{"router/cacerts", []string{".map", ".pem"}},
+		{layout.ConfDir, []string{".map", ".pem"}},
+		{layout.BackendsDir, []string{".cfg"}},
+		{layout.CertDir, []string{".map", ".pem"}},
+		{layout.CADir, []string{".map", ".pem"}},
 	}
 }
 
@@ -74,7 +72,7 @@ func WriteFiles(dir string, files []render.File) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range []string{"run", render.BackendsDir} {
+	for _, d := range []string{layout.RunDir, layout.BackendsDir} {
 		// HAProxy's -f refuses a missing backend directory, even an empty one a custom template leaves.
 		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(d)), dirMode); err != nil {
 			return fmt.Errorf("creating %s: %w", d, err)
@@ -127,7 +125,7 @@ func checkRelPath(p string) error {
 
 // modeFor gives private keys and certificate bundles 0600 and everything else 0644.
 func modeFor(f render.File) fs.FileMode {
-	if strings.HasPrefix(f.Path, "router/certs/") || f.Path == defaultCertFile ||
+	if strings.HasPrefix(f.Path, layout.CertDir+"/") || f.Path == layout.DefaultCertificate ||
 		bytes.Contains(f.Data, []byte("PRIVATE KEY-----")) {
 		return privateMode
 	}
@@ -243,12 +241,12 @@ func syncDir(dir string) error {
 // joins them. A missing backend directory reads as empty.
 func ReadConfiguration(dir string) ([]byte, error) {
 	files := []render.File{}
-	main, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(configFile)))
+	main, err := os.ReadFile(layout.For(dir).Config())
 	if err != nil {
 		return nil, fmt.Errorf("reading the configuration: %w", err)
 	}
 	files = append(files, render.File{Path: configFile, Data: main})
-	backends := filepath.Join(dir, filepath.FromSlash(render.BackendsDir))
+	backends := layout.For(dir).BackendsDir()
 	entries, err := os.ReadDir(backends)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading the configuration: %w", err)
@@ -261,7 +259,7 @@ func ReadConfiguration(dir string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the configuration: %w", err)
 		}
-		files = append(files, render.File{Path: render.BackendsDir + "/" + e.Name(), Data: data})
+		files = append(files, render.File{Path: layout.BackendsDir + "/" + e.Name(), Data: data})
 	}
 	return render.Configuration(files), nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/reload"
 	"github.com/haroute/haroute/runtime/socket"
@@ -76,7 +77,7 @@ func withConfig(files []render.File, text string) []render.File {
 	out := make([]render.File, len(files))
 	copy(out, files)
 	for i, f := range out {
-		if f.Path == "conf/haproxy.cfg" {
+		if f.Path == layout.Config {
 			out[i].Data = append(bytes.Clone(f.Data), text...)
 		}
 	}

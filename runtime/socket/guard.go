@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/haroute/haroute/mapping/layout"
 )
 
 // The deletion guard keeps HAProxy's dumps of backends and servers away from backend deletions:
@@ -17,8 +19,6 @@ import (
 // deletes backends holds the lock file next to the admin socket exclusively (LockDeletions); every
 // Admin takes it shared around those dumps, whichever process it runs in (`haroute run`, `haroute
 // state`), since both reach the socket through the same directory.
-const deletionLockName = "haroute-deletions.lock"
-
 // deletionLockWait bounds how long a dump waits for a deletion to end.
 const deletionLockWait = 5 * time.Second
 
@@ -49,7 +49,7 @@ func LockDeletions(ctx context.Context, socketPath string) (release func(), err 
 // lockFile takes the deletion lock of socketPath with how (LOCK_EX or LOCK_SH), polling until ctx
 // ends or deletionLockWait passes.
 func lockFile(ctx context.Context, socketPath string, how int) (func(), error) {
-	path := filepath.Join(filepath.Dir(socketPath), deletionLockName)
+	path := filepath.Join(filepath.Dir(socketPath), layout.DeletionLockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		if f, err = os.Open(path); err != nil {

@@ -9,12 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 )
 
@@ -52,7 +52,7 @@ type process struct {
 // start starts HAProxy once. The child gets its own process group (so the workers can be reached
 // through it) and SIGKILL when the thread that started it dies (haroute gone: no orphan HAProxy).
 func (s *Supervisor) start(attempt int) (*process, error) {
-	if err := os.MkdirAll(filepath.Join(s.dir, "run"), runDirMode); err != nil {
+	if err := os.MkdirAll(layout.For(s.dir).RunDir(), runDirMode); err != nil {
 		return nil, fmt.Errorf("creating the socket directory: %w", err)
 	}
 	outR, outW, err := os.Pipe()

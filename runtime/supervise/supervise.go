@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/haroute/haroute/mapping/layout"
 )
 
 // Defaults of the Supervisor's bounds.
@@ -111,10 +113,10 @@ func New(bin, dir string, log *slog.Logger) *Supervisor {
 func (s *Supervisor) Started() <-chan struct{} { return s.started }
 
 // ConfigPath returns dir/conf/haproxy.cfg.
-func (s *Supervisor) ConfigPath() string { return filepath.Join(s.dir, "conf", "haproxy.cfg") }
+func (s *Supervisor) ConfigPath() string { return layout.For(s.dir).Config() }
 
 // MasterSocket returns dir/run/master.sock.
-func (s *Supervisor) MasterSocket() string { return filepath.Join(s.dir, "run", "master.sock") }
+func (s *Supervisor) MasterSocket() string { return layout.For(s.dir).MasterSocket() }
 
 // Run starts HAProxy and keeps it running until ctx ends, then stops it and returns once the process
 // is gone. It returns ctx's cause (context.Canceled or DeadlineExceeded, possibly joined with a stop

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -29,7 +30,7 @@ func procs(t *testing.T, dir string) (int, []int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ps, err := socket.NewMaster(filepath.Join(dir, "run", "master.sock"), socket.Options{}).ShowProc(ctx)
+	ps, err := socket.NewMaster(layout.For(dir).MasterSocket(), socket.Options{}).ShowProc(ctx)
 	if err != nil {
 		t.Fatalf("show proc: %v", err)
 	}
@@ -50,7 +51,7 @@ func adminPID(t *testing.T, dir string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	info, err := socket.ShowInfo(ctx, socket.NewAdmin(filepath.Join(dir, "run", "haproxy.sock"), socket.Options{}))
+	info, err := socket.ShowInfo(ctx, socket.NewAdmin(layout.For(dir).AdminSocket(), socket.Options{}))
 	if err != nil {
 		t.Fatalf("admin socket: %v", err)
 	}
@@ -235,7 +236,7 @@ exit 3`)
 	if !args || !alert || !long {
 		t.Errorf("output records: arguments %v (want %q), alert as error %v, long line %v", args, want, alert, long)
 	}
-	if st, err := os.Stat(filepath.Join(dir, "run")); err != nil || !st.IsDir() {
+	if st, err := os.Stat(layout.For(dir).RunDir()); err != nil || !st.IsDir() {
 		t.Errorf("run directory not created: %v", err)
 	}
 	if exits := rec.find(msgStartFailed); !strings.Contains(exits[0].Attrs["err"], "exit status 3") {
@@ -325,7 +326,7 @@ func TestWaitForSockets(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		err := WaitForSockets(ctx, filepath.Join(dir, "run", "haproxy.sock"), filepath.Join(dir, "run", "master.sock"))
+		err := WaitForSockets(ctx, layout.For(dir).AdminSocket(), layout.For(dir).MasterSocket())
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("WaitForSockets = %v, want DeadlineExceeded", err)
 		}
@@ -342,7 +343,7 @@ func TestWaitForSockets(t *testing.T) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			done <- WaitForSockets(ctx, filepath.Join(dir, "run", "haproxy.sock"), filepath.Join(dir, "run", "master.sock"))
+			done <- WaitForSockets(ctx, layout.For(dir).AdminSocket(), layout.For(dir).MasterSocket())
 		}()
 		time.Sleep(200 * time.Millisecond)
 		select {

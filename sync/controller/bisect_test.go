@@ -17,6 +17,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/mapping/routetest"
@@ -157,7 +158,7 @@ func TestRealHAProxyUnnamedRefusal(t *testing.T) {
 	if len(first.Refused) != 1 || routeKey(first.Refused[0].Route) != "app/bad" || !strings.Contains(first.Refused[0].Message, "nowhere") {
 		t.Fatalf("refused before the first start: %+v; want app/bad with HAProxy's words", first.Refused)
 	}
-	if err := testbed.CheckConfig(filepath.Join(dir, "conf", "haproxy.cfg")); err != nil {
+	if err := testbed.CheckConfig(layout.For(dir).Config()); err != nil {
 		t.Fatalf("HAProxy would not start from the first files: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".check")); !os.IsNotExist(err) {
@@ -201,7 +202,7 @@ func TestRealHAProxyUnnamedRefusal(t *testing.T) {
 	if got := reloadFailures() - failuresBefore; got != 1 {
 		t.Errorf("%v refused updates before the bad Route was found, want 1", got)
 	}
-	if err := testbed.CheckConfig(filepath.Join(dir, "conf", "haproxy.cfg")); err != nil {
+	if err := testbed.CheckConfig(layout.For(dir).Config()); err != nil {
 		t.Errorf("HAProxy would not start from the files on disk: %v", err)
 	}
 }

@@ -2,13 +2,13 @@ package controller
 
 import (
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/mapping"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
 )
@@ -92,7 +92,7 @@ func leavesOutRefusedRoute(t *testing.T, bin string) {
 	if msg := refusedProblem(); !strings.Contains(msg, "app_weak.pem") {
 		t.Errorf("the problem does not give HAProxy's words about the certificate: %q", msg)
 	}
-	if err := testbed.CheckConfig(filepath.Join(dir, "conf", "haproxy.cfg")); err != nil {
+	if err := testbed.CheckConfig(layout.For(dir).Config()); err != nil {
 		t.Errorf("HAProxy would not start from the files on disk: %v", err)
 	}
 
