@@ -26,7 +26,7 @@ const (
 )
 
 // transcriptsDir holds inspect/views's recorded CLI transcripts, one folder per HAProxy series.
-var transcriptsDir = filepath.Join("..", "..", "sync", "inspect", "testdata", "transcripts")
+var transcriptsDir = filepath.Join("..", "..", "inspect", "views", "testdata", "transcripts")
 
 // recordedReply is one reply HAProxy gave, as Command returns it (normalized).
 type recordedReply struct {
