@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // loopbackFlag admits the testbed's loopback backends as endpoints (folder mode only).
@@ -29,7 +30,7 @@ type bed struct {
 // newBed writes files (name → content) into a new manifest folder.
 func newBed(t *testing.T, files map[string]string) *bed {
 	t.Helper()
-	root := testbed.TempDir(t)
+	root := testkit.TempDir(t)
 	b := &bed{t: t, manifests: filepath.Join(root, "m"), dir: filepath.Join(root, "h"), binary: binary}
 	if err := os.MkdirAll(b.manifests, 0o755); err != nil {
 		t.Fatalf("manifest folder: %v", err)
@@ -84,7 +85,7 @@ func (b *bed) process(o procOpts, like *testbed.RouterProcess) *testbed.RouterPr
 			ShowProc: procRetryFor,
 			Socket:   socketTime,
 		},
-		Process: testbed.ProcessOptions{
+		Process: testkit.ProcessOptions{
 			StopTimeout: stopTimeout,
 			Deathsig:    syscall.SIGKILL,
 			MustOutlive: !o.mayExit,
@@ -114,7 +115,7 @@ func (b *bed) startManaged(o procOpts, like *testbed.RouterProcess, extra ...str
 // sidecarFlags are the flags of a sidecar haroute: loopback endpoints, and the HAProxy binary under
 // test for `haproxy -c` (a sidecar has no managed binary to check with).
 func sidecarFlags() []string {
-	return []string{loopbackFlag, "--check-binary", testbed.HAProxyBinary()}
+	return []string{loopbackFlag, "--check-binary", testkit.HAProxyBinary()}
 }
 
 // startSidecar runs the sidecar shape: `haroute run --once` writes the first configuration, the test
@@ -133,7 +134,7 @@ func (b *bed) startSidecar(o procOpts, extra ...string) (*testbed.RouterProcess,
 func routesYAML(prefix string, n int, svc string) string {
 	docs := make([]string, n)
 	for i := range docs {
-		docs[i] = testbed.RouteYAML(fmt.Sprintf("%s-%d", prefix, i), hostOf(prefix, i), svc)
+		docs[i] = testkit.RouteYAML(fmt.Sprintf("%s-%d", prefix, i), hostOf(prefix, i), svc)
 	}
 	return strings.Join(docs, "---\n")
 }
@@ -142,7 +143,7 @@ func routesYAML(prefix string, n int, svc string) string {
 func hostOf(prefix string, i int) string { return fmt.Sprintf("%s-%d.e2e.test", prefix, i) }
 
 // names returns the backends' names.
-func names(bs ...*testbed.Backend) []string {
+func names(bs ...*testkit.Backend) []string {
 	out := make([]string, len(bs))
 	for i, b := range bs {
 		out[i] = b.Name
@@ -151,7 +152,7 @@ func names(bs ...*testbed.Backend) []string {
 }
 
 // addrs returns the backends' "ip:port".
-func addrs(bs ...*testbed.Backend) []string {
+func addrs(bs ...*testkit.Backend) []string {
 	out := make([]string, len(bs))
 	for i, b := range bs {
 		out[i] = b.Addr()
@@ -164,7 +165,7 @@ func addrs(bs ...*testbed.Backend) []string {
 type loadFigures struct{ total, failed, refused, wrong int64 }
 
 // stopLoad stops l and returns its figures.
-func stopLoad(l *testbed.Load) loadFigures {
+func stopLoad(l *testkit.Load) loadFigures {
 	total, failed, wrong := l.Counts()
 	return loadFigures{total: total, failed: failed, refused: l.Refused(), wrong: wrong}
 }

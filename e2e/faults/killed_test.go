@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // The change TestHarouteKilledMidApply interrupts: the base Service scales from 1 to midApplyPods
@@ -35,9 +36,9 @@ func TestHarouteKilledMidApply(t *testing.T) {
 		name := map[bool]string{true: "sidecar", false: "managed"}[sidecar]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var pods []*testbed.Backend
+			var pods []*testkit.Backend
 			for j := range midApplyPods {
-				pods = append(pods, testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.50.%d", 100*i+j+1), fmt.Sprintf("pod-%02d", j)))
+				pods = append(pods, testkit.StartHTTPBackend(t, fmt.Sprintf("127.0.50.%d", 100*i+j+1), fmt.Sprintf("pod-%02d", j)))
 			}
 			killMidApply(t, name, sidecar, pods)
 		})
@@ -45,11 +46,11 @@ func TestHarouteKilledMidApply(t *testing.T) {
 }
 
 // killMidApply is one case of TestHarouteKilledMidApply.
-func killMidApply(t *testing.T, name string, sidecar bool, pods []*testbed.Backend) {
+func killMidApply(t *testing.T, name string, sidecar bool, pods []*testkit.Backend) {
 	host := name + ".mid.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("base", host, "web"),
-		"service.yaml": testbed.ServiceYAML("web", pods[0]),
+		"route.yaml":   testkit.RouteYAML("base", host, "web"),
+		"service.yaml": testkit.ServiceYAML("web", pods[0]),
 	})
 	var r1 *testbed.RouterProcess
 	var h *testbed.HAProxy
@@ -62,11 +63,11 @@ func killMidApply(t *testing.T, name string, sidecar bool, pods []*testbed.Backe
 	waitServers(t, r1, addrs(pods[0]))
 	oldProcs := procPIDs(r1)
 	reloadsBefore := r1.Reloads()
-	load := testbed.StartLoad(t, testbed.NewClient(t, r1.HTTPPort, r1.HTTPSPort, nil), "http://"+host+"/", names(pods...)...)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r1.HTTPPort, r1.HTTPSPort, nil), "http://"+host+"/", names(pods...)...)
 	time.Sleep(loadSettle)
 
 	// The change, and the kill as soon as HAProxy shows part of it.
-	b.write("service.yaml", testbed.ServiceYAML("web", pods...))
+	b.write("service.yaml", testkit.ServiceYAML("web", pods...))
 	b.write("many.yaml", routesYAML("many", midApplyRoutes, "web"))
 	want := repeat(midApplyRoutes+1, addrs(pods...)...)
 	atKill := killWhenApplying(t, r1, len(want))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Paths and anchors of the custom templates TestBrokenCustomTemplate derives from the default one.
@@ -81,24 +82,24 @@ func writeTemplates(t *testing.T, dir string) templates {
 // still work). A restart with the good template then converges again. No request of the load fails.
 func TestBrokenCustomTemplate(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.54.1", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.54.1", "web")
 	host, goodHost, badHost := "base.tmpl.e2e.test", "good.tmpl.e2e.test", "bad.tmpl.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("base", host, "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"route.yaml":   testkit.RouteYAML("base", host, "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
-	tmpl := writeTemplates(t, testbed.TempDir(t))
+	tmpl := writeTemplates(t, testkit.TempDir(t))
 	r1, h := b.startSidecar(procOpts{mayExit: true}, "--template", tmpl.good)
 	r1.WaitAnswer(host, "/", http.StatusOK, web.Name)
 	reloadsStart := r1.Reloads()
-	load := testbed.StartLoad(t, testbed.NewClient(t, r1.HTTPPort, r1.HTTPSPort, nil), "http://"+host+"/", web.Name)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r1.HTTPPort, r1.HTTPSPort, nil), "http://"+host+"/", web.Name)
 	time.Sleep(loadSettle)
 
 	// At runtime.
 	failuresBefore := mustMetric(t, r1.StatsPort, "haroute_update_failures_total")
 	logBefore := len(r1.Proc.Out.String())
-	b.write("bad.yaml", testbed.RouteYAML("bad", badHost, "web"))
-	b.write("good.yaml", testbed.RouteYAML("good", goodHost, "web"))
+	b.write("bad.yaml", testkit.RouteYAML("bad", badHost, "web"))
+	b.write("good.yaml", testkit.RouteYAML("good", goodHost, "web"))
 	waitServed(t, r1, goodHost, web.Name)
 	waitMetricAbove(t, r1.StatsPort, "haroute_update_failures_total", failuresBefore)
 	if code, be, err := r1.Get(badHost, "/"); err != nil || code != http.StatusServiceUnavailable {
@@ -177,7 +178,7 @@ func brokenRestart(t *testing.T, b *bed, like *testbed.RouterProcess, flags, say
 	defer cancel()
 	cmd := exec.CommandContext(ctx, b.binary, p.Args(append(sidecarFlags(), flags...)...)...)
 	cmd.Env = p.Env()
-	proc := testbed.StartProcess(t, "haroute", cmd, testbed.ProcessOptions{StopTimeout: stopTimeout, LogTail: logTail})
+	proc := testkit.StartProcess(t, "haroute", cmd, testkit.ProcessOptions{StopTimeout: stopTimeout, LogTail: logTail})
 	deadline := time.Now().Add(brokenWatch)
 	code, body := 0, ""
 	for time.Now().Before(deadline) && !proc.Exited() {

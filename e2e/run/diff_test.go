@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/inspect"
 )
@@ -23,12 +23,12 @@ import (
 // 30 s.)
 func TestDiffCommand(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.21", "web")
-	other := testbed.StartHTTPBackend(t, "127.0.2.22", "other")
+	web := testkit.StartHTTPBackend(t, "127.0.2.21", "web")
+	other := testkit.StartHTTPBackend(t, "127.0.2.22", "other")
 	files := map[string]string{
-		"web.yaml":     testbed.RouteYAML("web", "diff.e2e.test", "web"),
-		"other.yaml":   testbed.RouteYAML("other", "other.diff.e2e.test", "other"),
-		"service.yaml": testbed.ServiceYAML("web", web) + "---\n" + testbed.ServiceYAML("other", other),
+		"web.yaml":     testkit.RouteYAML("web", "diff.e2e.test", "web"),
+		"other.yaml":   testkit.RouteYAML("other", "other.diff.e2e.test", "other"),
+		"service.yaml": testkit.ServiceYAML("web", web) + "---\n" + testkit.ServiceYAML("other", other),
 	}
 	r := startRouter(t, files)
 	r.WaitAnswer("diff.e2e.test", "/", 200, web.Name)
@@ -70,7 +70,7 @@ func TestDiffCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(desired, "new.yaml"), []byte(testbed.RouteYAML("new", "new.diff.e2e.test", "web")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(desired, "new.yaml"), []byte(testkit.RouteYAML("new", "new.diff.e2e.test", "web")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rows, code := diff("--manifests", desired, "--allow-loopback-endpoints")
@@ -131,10 +131,10 @@ func TestDiffCommand(t *testing.T) {
 // the master by hand) is a RELOAD_FAILED finding.
 func TestDoctorFailedReload(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.23", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.2.23", "web")
 	r := startRouter(t, map[string]string{
-		"web.yaml":     testbed.RouteYAML("web", "failed.e2e.test", "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"web.yaml":     testkit.RouteYAML("web", "failed.e2e.test", "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("failed.e2e.test", "/", 200, web.Name)
 	cfg := filepath.Join(r.Dir, "conf", "haproxy.cfg")
@@ -150,7 +150,7 @@ func TestDoctorFailedReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fs []inspect.Finding
-	err = testbed.Eventually(10*time.Second, 100*time.Millisecond, func() error {
+	err = testkit.Eventually(10*time.Second, 100*time.Millisecond, func() error {
 		var code int
 		if fs, code = doctorFindings(t, r); code != 1 || !hasFinding(fs, "RELOAD_FAILED", "haproxy") {
 			return fmt.Errorf("exit %d, %+v", code, fs)

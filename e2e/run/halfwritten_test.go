@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of TestHalfWrittenManifest.
@@ -37,14 +38,14 @@ func TestHalfWrittenManifest(t *testing.T) {
 // sending requests to the Route: none fails.
 func testTruncatedInPlace(t *testing.T) {
 	const host = "half.e2e.test"
-	web := testbed.StartHTTPBackend(t, "127.0.5.1", "web")
-	route := testbed.RouteYAML("half", host, "web")
+	web := testkit.StartHTTPBackend(t, "127.0.5.1", "web")
+	route := testkit.RouteYAML("half", host, "web")
 	r := startRouter(t, map[string]string{
 		"route.yaml":   route,
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)
-	l := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
+	l := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
 
 	path := filepath.Join(r.manifests, "route.yaml")
 	if err := os.WriteFile(path, nil, 0o644); err != nil { // truncates in place: same file, now empty
@@ -67,20 +68,20 @@ func testTruncatedInPlace(t *testing.T) {
 // broken meanwhile, haroute starts again: all 6 Routes keep serving, those of the broken file from the
 // manifest cache, while a client keeps sending requests to one of them.
 func testRestartWithBrokenFile(t *testing.T) {
-	web := testbed.StartHTTPBackend(t, "127.0.5.2", "web")
-	dir := testbed.TempDir(t)
+	web := testkit.StartHTTPBackend(t, "127.0.5.2", "web")
+	dir := testkit.TempDir(t)
 	manifests := filepath.Join(dir, "m")
 	if err := os.MkdirAll(manifests, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var hosts []string
-	files := map[string]string{"service.yaml": testbed.ServiceYAML("web", web)}
+	files := map[string]string{"service.yaml": testkit.ServiceYAML("web", web)}
 	for _, file := range []string{"a", "b"} {
 		var b strings.Builder
 		for i := 1; i <= 3; i++ {
 			host := fmt.Sprintf("%s%d.restart.e2e.test", file, i)
 			hosts = append(hosts, host)
-			b.WriteString(testbed.RouteYAML(fmt.Sprintf("%s%d", file, i), host, "web") + "---\n")
+			b.WriteString(testkit.RouteYAML(fmt.Sprintf("%s%d", file, i), host, "web") + "---\n")
 		}
 		files["routes-"+file+".yaml"] = b.String()
 	}
@@ -98,7 +99,7 @@ func testRestartWithBrokenFile(t *testing.T) {
 		first.WaitAnswer(h, "/", http.StatusOK, web.Name)
 	}
 	watched := hosts[len(hosts)-1] // a Route of the file that breaks
-	l := testbed.StartLoad(t, testbed.NewClient(t, first.HTTPPort, first.HTTPSPort, nil), "http://"+watched+"/", web.Name)
+	l := testkit.StartLoad(t, testkit.NewClient(t, first.HTTPPort, first.HTTPSPort, nil), "http://"+watched+"/", web.Name)
 	reloads := first.Reloads()
 
 	if err := first.Proc.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -139,7 +140,7 @@ func testRestartWithBrokenFile(t *testing.T) {
 
 // sidecarFlags are the flags of a haroute that drives an HAProxy the test started.
 func sidecarFlags() []string {
-	return []string{"--allow-loopback-endpoints", "--check-binary=" + testbed.HAProxyBinary()}
+	return []string{"--allow-loopback-endpoints", "--check-binary=" + testkit.HAProxyBinary()}
 }
 
 // newSidecarRouter prepares `haroute run --manifests` without --managed-haproxy on the HAProxy
@@ -150,7 +151,7 @@ func newSidecarRouter(t *testing.T, dir, manifests string, prev *testbed.RouterP
 	r := folderProcess(t, dir, manifests, prev != nil)
 	if prev != nil {
 		r.HTTPPort, r.HTTPSPort, r.StatsPort = prev.HTTPPort, prev.HTTPSPort, prev.StatsPort
-		r.Client = testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil)
+		r.Client = testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil)
 	}
 	return r
 }

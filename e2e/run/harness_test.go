@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of the harness.
@@ -41,7 +42,7 @@ type folderRouter struct {
 // HAProxy master it started still runs after haroute stopped.
 func startRouter(t *testing.T, files map[string]string, env ...string) *folderRouter {
 	t.Helper()
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	manifests := filepath.Join(dir, "m")
 	r := &folderRouter{RouterProcess: folderProcess(t, dir, manifests, true), t: t, manifests: manifests}
 	if err := os.MkdirAll(manifests, 0o755); err != nil {
@@ -70,7 +71,7 @@ func folderProcess(t *testing.T, dir, manifests string, mustOutlive bool) *testb
 			ShowProc: procRetryFor,
 			Socket:   socketTime,
 		},
-		Process: testbed.ProcessOptions{
+		Process: testkit.ProcessOptions{
 			StopTimeout: stopTimeout,
 			Deathsig:    syscall.SIGTERM,
 			MustOutlive: mustOutlive,
@@ -100,7 +101,7 @@ func (r *folderRouter) remove(name string) {
 }
 
 // addrs returns the backends' "ip:port".
-func addrs(bs []*testbed.Backend) []string {
+func addrs(bs []*testkit.Backend) []string {
 	out := make([]string, len(bs))
 	for i, b := range bs {
 		out[i] = b.Addr()

@@ -14,14 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/reload"
 )
-
-// HAProxyBinary returns the HAProxy executable the tests run: $HAROUTE_HAPROXY, or Debian bookworm's
-// /usr/sbin/haproxy (see haproxybin).
-func HAProxyBinary() string { return haproxybin.Path() }
 
 // Bounds of the process life cycle.
 const (
@@ -49,7 +45,7 @@ type HAProxy struct {
 	PID int
 
 	cmd    *exec.Cmd
-	output *LogBuffer
+	output *testkit.LogBuffer
 	exited chan struct{} // closed when the master has been reaped
 	err    error         // Wait's result, valid once exited is closed
 	// reported is set when the output is already in the test log.
@@ -110,7 +106,7 @@ func Start(t testing.TB, dir string) *HAProxy {
 		ConfigPath:   configPath(dir),
 		AdminSocket:  adminSocket(dir),
 		MasterSocket: masterSocket(dir),
-		output:       &LogBuffer{},
+		output:       &testkit.LogBuffer{},
 		exited:       make(chan struct{}),
 	}
 	for _, s := range []string{h.AdminSocket, h.MasterSocket, filepath.Join(dir, "run", "haproxy-no-sni.sock")} {
@@ -123,14 +119,14 @@ func Start(t testing.TB, dir string) *HAProxy {
 			t.Fatalf("testbed: %v", err)
 		}
 	}
-	h.cmd = exec.Command(HAProxyBinary(), append([]string{"-W", "-db", "-S", h.MasterSocket}, render.ConfigArgs(dir)...)...)
+	h.cmd = exec.Command(testkit.HAProxyBinary(), append([]string{"-W", "-db", "-S", h.MasterSocket}, render.ConfigArgs(dir)...)...)
 	h.cmd.Dir = dir
 	h.cmd.Stdout = h.output
 	h.cmd.Stderr = h.output
 	// Own process group (so leftover workers can be reached through it) and die with the test binary.
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := h.cmd.Start(); err != nil {
-		t.Fatalf("testbed: start %s: %v", HAProxyBinary(), err)
+		t.Fatalf("testbed: start %s: %v", testkit.HAProxyBinary(), err)
 	}
 	h.PID = h.cmd.Process.Pid
 	go func() {
@@ -261,7 +257,7 @@ func CheckConfig(cfgPath string) error {
 	if backends := filepath.Join(filepath.Dir(cfgPath), filepath.Base(render.BackendsDir)); isDir(backends) {
 		args = append(args, "-f", backends)
 	}
-	cmd := exec.CommandContext(ctx, HAProxyBinary(), args...)
+	cmd := exec.CommandContext(ctx, testkit.HAProxyBinary(), args...)
 	cmd.Dir = filepath.Dir(cfgPath)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

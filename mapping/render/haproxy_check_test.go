@@ -16,11 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // haproxyBin is the HAProxy the tests run: $HAROUTE_HAPROXY, or Debian's.
-var haproxyBin = haproxybin.Path()
+var haproxyBin = testkit.HAProxyBinary()
 
 // writeFiles writes rendered files under dir and creates dir/run.
 func writeFiles(t *testing.T, dir string, files []File) {

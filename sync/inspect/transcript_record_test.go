@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/socket"
 	"github.com/haroute/haroute/sync/controller"
 	"github.com/haroute/haroute/sync/inspect"
@@ -127,7 +128,7 @@ func TestRecordTranscripts(t *testing.T) {
 	replayed := renderViews(t, replay(t, saved))
 	for _, v := range goldenViews {
 		if !bytes.Equal(live[v.name], replayed[v.name]) {
-			t.Errorf("view %s: the replay differs from the live sockets:\n%s", v.name, testbed.LineDiff(string(live[v.name]), string(replayed[v.name])))
+			t.Errorf("view %s: the replay differs from the live sockets:\n%s", v.name, testkit.LineDiff(string(live[v.name]), string(replayed[v.name])))
 		}
 	}
 }
@@ -137,7 +138,7 @@ func TestRecordTranscripts(t *testing.T) {
 // HAProxy directory.
 func startRecordRouter(t *testing.T, bin string) (string, *testbed.RouterProcess) {
 	t.Helper()
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	manifests := filepath.Join(dir, "m")
 	data, err := recordManifests().YAML()
 	if err != nil {
@@ -168,7 +169,7 @@ func startRecordRouter(t *testing.T, bin string) (string, *testbed.RouterProcess
 		// HAProxy's default maxconn needs more file descriptors than a test machine may grant.
 		Env:    []string{"ROUTER_MAX_CONNECTIONS=2000"},
 		Bounds: testbed.RouterProcessBounds{Ready: recordReady, Apply: recordSettle, Poll: recordPoll, ShowProc: recordSocket, Socket: recordSocket},
-		Process: testbed.ProcessOptions{
+		Process: testkit.ProcessOptions{
 			StopTimeout: recordStop,
 			Deathsig:    syscall.SIGTERM,
 			MustOutlive: true,
@@ -193,7 +194,7 @@ func settleScenario(t *testing.T, r *testbed.RouterProcess, statePath string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*recordSettle)
 	defer cancel()
 	var backend, server string
-	err := testbed.Eventually(recordSettle, recordPoll, func() error {
+	err := testkit.Eventually(recordSettle, recordPoll, func() error {
 		st, err := inspect.ReadState(ctx, statePath)
 		if err != nil {
 			return err
@@ -242,7 +243,7 @@ func settleScenario(t *testing.T, r *testbed.RouterProcess, statePath string) {
 	if err := socket.SetServerState(ctx, r.Admin, backend, server, "maint"); err != nil {
 		t.Fatal(err)
 	}
-	err = testbed.Eventually(recordSettle, recordPoll, func() error {
+	err = testkit.Eventually(recordSettle, recordPoll, func() error {
 		st, err := inspect.ReadState(ctx, statePath)
 		if err != nil {
 			return err
