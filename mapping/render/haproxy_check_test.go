@@ -46,7 +46,7 @@ func renderFixture(t *testing.T, f *fixture) string {
 	dir := t.TempDir()
 	f.defaultCA = filepath.Join(dir, "extra", "default-ca.pem")
 	cfg := f.model(t)
-	files, err := Render(cfg, Options{Dir: dir, DefaultCertificatePEM: []byte(f.ca.issue(t, "default.invalid"))})
+	files, err := Render(cfg, Options{Dir: dir, DefaultCertificatePEM: f.ca.IssueBundle(t, "default.invalid")})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -54,7 +54,7 @@ func renderFixture(t *testing.T, f *fixture) string {
 	if err := os.MkdirAll(filepath.Dir(f.defaultCA), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(f.defaultCA, f.ca.pem, 0o600); err != nil {
+	if err := os.WriteFile(f.defaultCA, f.ca.PEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -83,7 +83,7 @@ func TestHAProxyCheckEmptyModel(t *testing.T) {
 	cfg := f.model(t)
 	cfg.Maps, cfg.Backends, cfg.Certificates, cfg.CAFiles, cfg.Routes = nil, nil, nil, nil, nil
 	dir := t.TempDir()
-	files, err := Render(cfg, Options{Dir: dir, DefaultCertificatePEM: []byte(f.ca.issue(t, "default.invalid"))})
+	files, err := Render(cfg, Options{Dir: dir, DefaultCertificatePEM: f.ca.IssueBundle(t, "default.invalid")})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -270,9 +270,7 @@ func TestHAProxyLive(t *testing.T) {
 	}
 
 	// Edge Route over TLS: public_ssl → be_sni → fe_sni, the Route's certificate, rewrite, headers.
-	roots := x509.NewCertPool()
-	roots.AddCert(f.ca.cert)
-	secure := client(f.httpsPort, "edge.example.com", roots)
+	secure := client(f.httpsPort, "edge.example.com", f.ca.Pool())
 	resp = get(t, secure, fmt.Sprintf("https://127.0.0.1:%d/shop/item", f.httpsPort), "edge.example.com")
 	if resp.StatusCode != 200 {
 		t.Fatalf("edge over https: status %d, want 200", resp.StatusCode)
