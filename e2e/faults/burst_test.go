@@ -36,14 +36,14 @@ func TestRouteBurst(t *testing.T) {
 		"route.yaml":   testkit.RouteYAML("base", host, "web"),
 		"service.yaml": testkit.ServiceYAML("web", web) + "---\n" + testkit.ServiceYAML("burst", burst),
 	})
-	r := b.startManaged(procOpts{}, nil)
+	r := b.StartManaged(testbed.FolderOpts{}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)
 	load := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
 	time.Sleep(loadSettle)
 
 	reloads := r.Reloads()
 	added := time.Now()
-	b.write("burst.yaml", routesYAML("burst", burstRoutes, "burst"))
+	b.Write("burst.yaml", routesYAML("burst", burstRoutes, "burst"))
 	waitAllAnswer(t, r, http.StatusOK, burst.Name)
 	allServed := time.Now()
 	if _, err := serverCheck(r); err != nil {
@@ -52,10 +52,10 @@ func TestRouteBurst(t *testing.T) {
 	addReloads := r.Reloads() - reloads
 
 	removed := time.Now()
-	b.remove("burst.yaml")
+	b.Remove("burst.yaml")
 	waitAllAnswer(t, r, http.StatusServiceUnavailable, "")
 	allGone := time.Now()
-	waitServers(t, r, addrs(web))
+	waitServers(t, r, testkit.Addrs(web))
 	removeReloads := r.Reloads() - reloads - addReloads
 	time.Sleep(loadSettle)
 	f := stopLoad(load)

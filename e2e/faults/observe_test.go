@@ -113,17 +113,6 @@ func procPIDs(r *testbed.RouterProcess) []int {
 	return pids
 }
 
-// masterPID returns the master's PID, or 0 when the master socket does not answer now.
-func masterPID(r *testbed.RouterProcess) int {
-	ctx, cancel := context.WithTimeout(context.Background(), socketTime)
-	defer cancel()
-	st, err := r.Master.ShowProc(ctx)
-	if err != nil {
-		return 0
-	}
-	return st.Master.PID
-}
-
 // waitNewMaster waits (bounded by applyTimeout) until the master socket answers for a master other
 // than old, and returns its PID.
 func waitNewMaster(t *testing.T, r *testbed.RouterProcess, old int) int {
@@ -133,7 +122,7 @@ func waitNewMaster(t *testing.T, r *testbed.RouterProcess, old int) int {
 		if r.Proc != nil && r.Proc.Exited() {
 			return testkit.Final(errors.New("haroute exited"))
 		}
-		if pid = masterPID(r); pid == 0 || pid == old {
+		if pid = r.MasterPID(); pid == 0 || pid == old {
 			return fmt.Errorf("master is %d", pid)
 		}
 		return nil

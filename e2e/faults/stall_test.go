@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/internal/testkit"
 )
 
@@ -46,11 +47,11 @@ func stallWorker(t *testing.T, stall time.Duration, ips [2]string) {
 		"route.yaml":   testkit.RouteYAML("web", host, "web"),
 		"service.yaml": testkit.ServiceYAML("web", web1),
 	})
-	r := b.startManaged(procOpts{}, nil)
+	r := b.StartManaged(testbed.FolderOpts{}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web1.Name)
 	failuresBefore := mustMetric(t, r.StatsPort, "haroute_update_failures_total")
 	reloadsBefore := r.Reloads()
-	load := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", names(web1, web2)...)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", testkit.Names(web1, web2)...)
 	time.Sleep(loadSettle)
 
 	st := r.ShowProc()
@@ -69,7 +70,7 @@ func stallWorker(t *testing.T, stall time.Duration, ips [2]string) {
 	}
 	t.Cleanup(cont)
 	logBefore := len(r.Proc.Out.String())
-	b.write("service.yaml", testkit.ServiceYAML("web", web1, web2))
+	b.Write("service.yaml", testkit.ServiceYAML("web", web1, web2))
 	var probes []string
 	reported := false
 	for time.Since(stopped) < stall {
@@ -80,7 +81,7 @@ func stallWorker(t *testing.T, stall time.Duration, ips [2]string) {
 	}
 	cont()
 	resumed := time.Now()
-	waitServers(t, r, addrs(web1, web2))
+	waitServers(t, r, testkit.Addrs(web1, web2))
 	applied := time.Now()
 	r.WaitBackends(host, "/", web1.Name, web2.Name)
 	ready := waitReady(t, r)

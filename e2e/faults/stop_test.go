@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/internal/testkit"
 )
 
@@ -42,7 +43,7 @@ func TestGracefulStopUnderLoad(t *testing.T) {
 		"route.yaml":   testkit.RouteYAML("base", host, "web") + "---\n" + testkit.RouteYAML("slow", slowHost, "slow"),
 		"service.yaml": testkit.ServiceYAML("web", web) + "---\n" + testkit.ServiceYAML("slow") + "---\n" + testkit.SliceYAML("slow", "slow", slowIP, slowPort),
 	})
-	r := b.startManaged(procOpts{mayExit: true}, nil)
+	r := b.StartManaged(testbed.FolderOpts{MayExit: true}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)
 	pids := procPIDs(r)
 	idle := openIdle(t, r.HTTPPort, host, idleConns)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/internal/testkit"
 )
 
@@ -65,9 +66,9 @@ func unwritable(t *testing.T, full bool, ips [2]string) {
 		"route.yaml":   testkit.RouteYAML("web", host, "web"),
 		"service.yaml": testkit.ServiceYAML("web", web1),
 	})
-	conf := filepath.Join(b.dir, "conf")
-	b.binary = namespaceWrapper(t, conf, full)
-	r := b.startManaged(procOpts{}, nil)
+	conf := filepath.Join(b.HAProxyDir, "conf")
+	b.Binary = namespaceWrapper(t, conf, full)
+	r := b.StartManaged(testbed.FolderOpts{}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web1.Name)
 	pid := r.Proc.Cmd.Process.Pid
 	load := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web1.Name)
@@ -88,8 +89,8 @@ func unwritable(t *testing.T, full bool, ips [2]string) {
 	}
 	faultAt := time.Now()
 	logBefore := len(r.Proc.Out.String())
-	b.write("service.yaml", testkit.ServiceYAML("web", web1, web2))
-	b.write("new.yaml", testkit.RouteYAML("new", newHost, "web"))
+	b.Write("service.yaml", testkit.ServiceYAML("web", web1, web2))
+	b.Write("new.yaml", testkit.RouteYAML("new", newHost, "web"))
 
 	waitMetricAbove(t, r.StatsPort, "haroute_update_failures_total", failuresBefore)
 	reportedAt := time.Now()
@@ -125,7 +126,7 @@ func unwritable(t *testing.T, full bool, ips [2]string) {
 	load.Allow(web1.Name, web2.Name)
 	restore()
 	restoredAt := time.Now()
-	waitServers(t, r, addrs(web1, web1, web2, web2)) // the base Route's backend and the new Route's
+	waitServers(t, r, testkit.Addrs(web1, web1, web2, web2)) // the base Route's backend and the new Route's
 	waitServed(t, r, newHost, web1.Name, web2.Name)
 	r.WaitBackends(host, "/", web1.Name, web2.Name)
 	recovered := time.Now()

@@ -28,7 +28,7 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 		"route.yaml":     testkit.RouteYAML("web", churnHost, "web"),
 		"endpoints.yaml": testkit.ServiceYAML("web", pods[:1]...),
 	})
-	r.WaitServers(addrs(pods[:1]))
+	r.WaitServers(testkit.Addrs(pods[:1]...))
 	reloads := r.Reloads()
 	l := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+churnHost+"/", pods[0].Name)
 
@@ -44,8 +44,8 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 	step := func(cur, next []*testkit.Backend) time.Time {
 		l.Allow(append(names(cur), names(next)...)...)
 		at := time.Now()
-		r.write("endpoints.yaml", testkit.ServiceYAML("web", next...))
-		r.WaitServers(addrs(next))
+		r.Write("endpoints.yaml", testkit.ServiceYAML("web", next...))
+		r.WaitServers(testkit.Addrs(next...))
 		return at
 	}
 

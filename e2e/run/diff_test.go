@@ -50,16 +50,16 @@ func TestDiffCommand(t *testing.T) {
 		}
 		return ""
 	}
-	if rows, code := diff("--manifests", r.manifests, "--allow-loopback-endpoints"); code != 0 || len(rows) != 0 {
+	if rows, code := diff("--manifests", r.Manifests, "--allow-loopback-endpoints"); code != 0 || len(rows) != 0 {
 		t.Fatalf("diff of a settled router: exit %d, %+v", code, rows)
 	}
 	// Without the router's flag, diff translates with the settings the router says it runs with
 	// (--allow-loopback-endpoints among them); --local-settings uses the command's own, which
 	// refuse the loopback endpoints: every server is pending then.
-	if rows, code := diff("--manifests", r.manifests); code != 0 || len(rows) != 0 {
+	if rows, code := diff("--manifests", r.Manifests); code != 0 || len(rows) != 0 {
 		t.Fatalf("diff with the router's own settings: exit %d, %+v", code, rows)
 	}
-	if rows, code := diff("--manifests", r.manifests, "--local-settings"); code != 1 || len(rows) == 0 || kinds(rows, "web", "server") != inspect.DiffPending {
+	if rows, code := diff("--manifests", r.Manifests, "--local-settings"); code != 1 || len(rows) == 0 || kinds(rows, "web", "server") != inspect.DiffPending {
 		t.Fatalf("diff with the command's own settings: exit %d, %+v", code, rows)
 	}
 

@@ -47,7 +47,7 @@ func testTruncatedInPlace(t *testing.T) {
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)
 	l := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
 
-	path := filepath.Join(r.manifests, "route.yaml")
+	path := filepath.Join(r.Manifests, "route.yaml")
 	if err := os.WriteFile(path, nil, 0o644); err != nil { // truncates in place: same file, now empty
 		t.Fatal(err)
 	}
@@ -69,11 +69,6 @@ func testTruncatedInPlace(t *testing.T) {
 // manifest cache, while a client keeps sending requests to one of them.
 func testRestartWithBrokenFile(t *testing.T) {
 	web := testkit.StartHTTPBackend(t, "127.0.5.2", "web")
-	dir := testkit.TempDir(t)
-	manifests := filepath.Join(dir, "m")
-	if err := os.MkdirAll(manifests, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	var hosts []string
 	files := map[string]string{"service.yaml": testkit.ServiceYAML("web", web)}
 	for _, file := range []string{"a", "b"} {
@@ -85,16 +80,10 @@ func testRestartWithBrokenFile(t *testing.T) {
 		}
 		files["routes-"+file+".yaml"] = b.String()
 	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(manifests, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := newFolder(t, files)
 
-	first := newSidecarRouter(t, dir, manifests, nil)
-	first.RunOnce(sidecarFlags())
-	testbed.Start(t, first.Dir)
-	first.Start(sidecarFlags())
+	// haroute is stopped by the test before it ends; the restarted one must outlive it.
+	first, _ := f.StartSidecar(testbed.FolderOpts{MayExit: true})
 	for _, h := range hosts {
 		first.WaitAnswer(h, "/", http.StatusOK, web.Name)
 	}
@@ -112,12 +101,14 @@ func testRestartWithBrokenFile(t *testing.T) {
 	}
 	// Broken while haroute is down: a document cut in the middle of a Route.
 	broken := files["routes-b.yaml"] + "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata: {name: b4, namespace: e2e\n"
-	if err := os.WriteFile(filepath.Join(manifests, "routes-b.yaml"), []byte(broken), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(f.Manifests, "routes-b.yaml"), []byte(broken), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
-	second := newSidecarRouter(t, dir, manifests, first)
-	second.Start(sidecarFlags())
+	// A restart keeps first's ports, which the running HAProxy listens on, with a client of its own.
+	second := f.Process(testbed.FolderOpts{}, first)
+	second.Client = testkit.NewClient(t, second.HTTPPort, second.HTTPSPort, nil)
+	second.Start(testbed.SidecarFlags())
 	served := 0
 	for _, h := range hosts {
 		if code, backend, err := second.Get(h, "/"); err == nil && code == http.StatusOK && backend == web.Name {
@@ -136,22 +127,4 @@ func testRestartWithBrokenFile(t *testing.T) {
 	if out := second.Proc.Out.String(); !strings.Contains(out, "come from its content last seen before the restart") {
 		t.Errorf("the restarted haroute did not log that routes-b.yaml's Routes come from the cache")
 	}
-}
-
-// sidecarFlags are the flags of a haroute that drives an HAProxy the test started.
-func sidecarFlags() []string {
-	return []string{"--allow-loopback-endpoints", "--check-binary=" + testkit.HAProxyBinary()}
-}
-
-// newSidecarRouter prepares `haroute run --manifests` without --managed-haproxy on the HAProxy
-// directory dir. A restart (prev set) keeps prev's ports, which the running HAProxy listens on; a
-// router that is restarted may stop before the test ends.
-func newSidecarRouter(t *testing.T, dir, manifests string, prev *testbed.RouterProcess) *testbed.RouterProcess {
-	t.Helper()
-	r := folderProcess(t, dir, manifests, prev != nil)
-	if prev != nil {
-		r.HTTPPort, r.HTTPSPort, r.StatsPort = prev.HTTPPort, prev.HTTPSPort, prev.StatsPort
-		r.Client = testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil)
-	}
-	return r
 }

@@ -29,7 +29,7 @@ func TestNewRouteCannotTakeHost(t *testing.T) {
 	r.WaitAnswer(claimHost, "/", http.StatusOK, shop.Name)
 	l := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+claimHost+"/", shop.Name)
 
-	r.write("other.yaml", appYAML("aaa-other", claimHost, other))
+	r.Write("other.yaml", appYAML("aaa-other", claimHost, other))
 	row := waitRouteRow(t, r, "aaa-other", "web", nil)
 	if row.Status != inspect.StatusRejected || row.Reason != mapping.ReasonHostAlreadyClaimed {
 		t.Errorf("the new Route aaa-other/web: status %s, reason %s (%s); want it rejected as %s",
@@ -42,7 +42,7 @@ func TestNewRouteCannotTakeHost(t *testing.T) {
 	waitRequests(t, l, 500)
 
 	l.Allow(shop.Name, other.Name)
-	r.remove("shop.yaml")
+	r.Remove("shop.yaml")
 	l.WaitFirst(t, other.Name, applyTimeout)
 	l.Allow(other.Name)
 	waitRequests(t, l, 200)

@@ -37,7 +37,7 @@ func TestRouteMetrics(t *testing.T) {
 	r.WaitAnswer("metrics.e2e.test", "/", http.StatusOK, web.Name)
 	reloads := r.Reloads()
 	late := testkit.StartHTTPBackend(t, "127.0.2.31", "late-pod")
-	r.write("late.yaml", testkit.RouteYAML("late", "late.e2e.test", "late")+"---\n"+testkit.ServiceYAML("late", late))
+	r.Write("late.yaml", testkit.RouteYAML("late", "late.e2e.test", "late")+"---\n"+testkit.ServiceYAML("late", late))
 	r.WaitAnswer("late.e2e.test", "/", http.StatusOK, late.Name)
 	if r.Reloads() != reloads {
 		t.Fatal("adding a Route reloaded HAProxy: no spare to check")

@@ -32,7 +32,7 @@ func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r.write("route.yaml", testkit.RouteYAML("web", "bal.e2e.test", "web", "haproxy.router.openshift.io/balance", "leastconn"))
+	r.Write("route.yaml", testkit.RouteYAML("web", "bal.e2e.test", "web", "haproxy.router.openshift.io/balance", "leastconn"))
 	const header = "backend be_http:e2e:web from haroute_http_leastconn_cookie"
 	if caps.DynamicBackends && caps.SafeBackendDeletion {
 		err := testkit.Eventually(applyTimeout, 50*time.Millisecond, func() error {
@@ -74,7 +74,7 @@ func TestKilledHAProxyRestarts(t *testing.T) {
 	deadline := time.Now().Add(2 * applyTimeout)
 	var pid int
 	for time.Now().Before(deadline) {
-		if pid = masterPID(r); pid != 0 && pid != old {
+		if pid = r.MasterPID(); pid != 0 && pid != old {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -90,6 +90,6 @@ func TestKilledHAProxyRestarts(t *testing.T) {
 
 	// The restarted HAProxy still takes runtime changes.
 	web2 := testkit.StartHTTPBackend(t, "127.0.4.2", "web2")
-	r.write("service.yaml", testkit.ServiceYAML("web", web2))
+	r.Write("service.yaml", testkit.ServiceYAML("web", web2))
 	r.WaitAnswer("kill.e2e.test", "/", http.StatusOK, web2.Name)
 }

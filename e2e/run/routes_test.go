@@ -30,11 +30,11 @@ func TestRouteAddDeleteWithoutReload(t *testing.T) {
 		host := name + ".e2e.test"
 		file := "route-" + name + ".yaml"
 		at := time.Now()
-		r.write(file, testkit.RouteYAML(name, host, "web"))
+		r.Write(file, testkit.RouteYAML(name, host, "web"))
 		adds = append(adds, r.WaitAnswer(host, "/", http.StatusOK, web.Name).Sub(at))
 
 		at = time.Now()
-		r.remove(file)
+		r.Remove(file)
 		deletes = append(deletes, r.WaitAnswer(host, "/", http.StatusServiceUnavailable, "").Sub(at))
 	}
 	if code, be, err := r.Get("base.e2e.test", "/"); err != nil || code != http.StatusOK || be != web.Name {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,16 +26,9 @@ func TestStartFailureSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	dir := testkit.TempDir(t)
-	manifests := filepath.Join(dir, "m")
-	if err := os.MkdirAll(manifests, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte(testkit.RouteYAML("web", "busy.e2e.test", "web")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	f := newFolder(t, map[string]string{"web.yaml": testkit.RouteYAML("web", "busy.e2e.test", "web")})
 	stats := testkit.FreePort(t)
-	cmd := exec.Command(binary, "run", "--manifests", manifests, testbed.ManagedHAProxyFlag(), "--haproxy-dir", filepath.Join(dir, "h"),
+	cmd := exec.Command(binary, "run", "--manifests", f.Manifests, testbed.ManagedHAProxyFlag(), "--haproxy-dir", f.HAProxyDir,
 		"--bind-address", "127.0.0.1", "--http-port", fmt.Sprint(busy.Addr().(*net.TCPAddr).Port),
 		"--https-port", fmt.Sprint(testkit.FreePort(t)), "--stats-port", fmt.Sprint(stats))
 	cmd.Env = append(os.Environ(), "ROUTER_MAX_CONNECTIONS=2000")

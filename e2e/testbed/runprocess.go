@@ -229,6 +229,18 @@ func (r *RouterProcess) ShowProc() socket.ProcState {
 	return st
 }
 
+// MasterPID returns the HAProxy master's PID from one `show proc` (bounded by Bounds.Socket), or 0
+// when the master socket does not answer now (no retry: a test polls it across a restart).
+func (r *RouterProcess) MasterPID() int {
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Bounds.Socket)
+	defer cancel()
+	st, err := r.Master.ShowProc(ctx)
+	if err != nil {
+		return 0
+	}
+	return st.Master.PID
+}
+
 // Reloads returns the HAProxy master's reload counter.
 func (r *RouterProcess) Reloads() int { return r.ShowProc().Master.Reloads }
 

@@ -228,3 +228,21 @@ func HeaderSummary(h http.Header) string {
 	}
 	return b.String()
 }
+
+// Addrs returns the backends' "ip:port", in order.
+func Addrs(bs ...*Backend) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Addr()
+	}
+	return out
+}
+
+// Names returns the backends' names, in order.
+func Names(bs ...*Backend) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Name
+	}
+	return out
+}
