@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
@@ -91,41 +90,12 @@ func TestHAProxyCheckEmptyModel(t *testing.T) {
 	haproxyCheck(t, dir)
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer collects a process's output while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startHAProxy starts haproxy in the foreground on dir's config and waits until the health URI
 // answers on port (an open port is not enough: 3.x binds its listeners before it serves). It is
 // killed (by its PID) when the test ends.
 func startHAProxy(t *testing.T, dir string, port int) {
 	t.Helper()
-	var out lockedBuffer
+	var out testkit.Buffer
 	cmd := exec.Command(haproxyBin, append([]string{"-db"}, ConfigArgs(dir)...)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -235,7 +205,8 @@ func get(t *testing.T, c *http.Client, url, host string) *http.Response {
 
 func TestHAProxyLive(t *testing.T) {
 	f := newFixture(t)
-	f.httpPort, f.httpsPort = freePort(t), freePort(t)
+	ports := testkit.ListenPorts(t, 2)
+	f.httpPort, f.httpsPort = ports[0], ports[1]
 	f.backendAddr = "127.0.0.2"
 	f.backendPort = startBackend(t, f.backendAddr)
 	dir := renderFixture(t, f)
