@@ -42,6 +42,7 @@ const (
 // from the old endpoint only, the new Route not served, no reload. Once conf/ is writable again the
 // change is served without help and readiness says "ok" again; no request fails throughout.
 func TestHAProxyDirUnwritable(t *testing.T) {
+	testkit.NeedsRoot(t, "a private mount namespace, a bind mount and a tmpfs")
 	t.Parallel()
 	for _, tool := range []string{"unshare", "nsenter", "mount"} {
 		if _, err := exec.LookPath(tool); err != nil {
