@@ -111,7 +111,7 @@ func Start(t testing.TB, dir string) *HAProxy {
 	}
 	for _, s := range []string{h.AdminSocket, h.MasterSocket, filepath.Join(dir, "run", "haproxy-no-sni.sock")} {
 		if len(s) > maxSocketLen {
-			t.Fatalf("testbed: socket path %q is %d bytes, over the %d-byte limit of unix sockets: use a shorter directory (testbed.TempDir)", s, len(s), maxSocketLen)
+			t.Fatalf("testbed: socket path %q is %d bytes, over the %d-byte limit of unix sockets: use a shorter directory (testkit.TempDir)", s, len(s), maxSocketLen)
 		}
 	}
 	for _, d := range []string{"run", filepath.FromSlash(render.BackendsDir)} {
