@@ -10,8 +10,19 @@ GO ?= go
 # as long as it is 1.21 or newer. Bump it when govulncheck names a fixed Go version.
 export GOTOOLCHAIN := go1.26.11
 BIN := bin
-# Debian keeps haproxy in /usr/sbin, which is not on every user's PATH.
-export PATH := $(PATH):/usr/sbin:/sbin
+# Debian keeps haproxy in /usr/sbin, which is not on every user's PATH; nor is /usr/local/go/bin, where
+# Go's own archive installs go (a login shell of a user other than the one who installed it lacks it).
+export PATH := $(PATH):/usr/sbin:/sbin:/usr/local/go/bin
+# Go keeps its module cache, its build cache and the GOTOOLCHAIN download under $HOME. A user whose
+# HOME is not its own (setpriv, or su and sudo -u without a login, keep root's /root, mode 700) cannot
+# read them, and go fails before any test: such a user gets caches of its own under the temporary
+# directory, which the first run fills from the module proxy (GOPROXY): GOPATH (the module cache and
+# the checksum database's, GOPATH/pkg) and GOCACHE. Set them to choose others.
+ifeq ($(shell [ -w "$$HOME" ] && echo writable),)
+GO_USER_CACHE := $(or $(TMPDIR),/tmp)/haroute-go-$(shell id -u)
+export GOPATH ?= $(GO_USER_CACHE)/gopath
+export GOCACHE ?= $(GO_USER_CACHE)/build
+endif
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
@@ -75,6 +86,15 @@ unit: haproxy ## go vet and the tests of ./... (unit, and integration with the r
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/framework/... ./e2e/cluster/...
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# The quick lane: go vet and every test that needs neither root nor network namespaces, in short mode,
+# as any user (no sudo, no package installed: it needs go, and haproxy in /usr/sbin or HAROUTE_HAPROXY).
+# The tests that need root skip under -short (testkit.NeedsRoot), as do the long soak and exhaustive
+# runs; the e2e-tagged suites (cluster, framework, bench, image) are not built.
+.PHONY: quick
+quick: ## go vet and the tests that need neither root nor network namespaces (go test -short), as any user
+	$(GO) vet ./...
+	$(GO) test -short -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 render-example: build haproxy ## render examples/ into bin/example-haproxy and check it with haproxy -c
 	ROUTER_ALLOW_WILDCARD_ROUTES=true $(BIN)/haroute render --manifests examples --haproxy-dir $(EXAMPLE_DIR)

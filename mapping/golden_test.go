@@ -12,7 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/mappingtest"
 	"github.com/haroute/haroute/mapping/model"
@@ -87,7 +87,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			testbed.CompareGolden(t, modelFile, got, *update)
+			testkit.CompareGolden(t, modelFile, got, *update)
 
 			files, err := render.Render(cfg, render.Options{Dir: goldenDir, DefaultCertificatePEM: defaultCertPEM(t)})
 			if err != nil {
@@ -97,7 +97,7 @@ func TestGolden(t *testing.T) {
 			if err != nil || !bytes.Equal(renderDigest(files), renderDigest(again)) {
 				t.Fatalf("rendering the same model twice gave different files (err %v)", err)
 			}
-			testbed.CompareGolden(t, renderFile, renderDigest(files), *update)
+			testkit.CompareGolden(t, renderFile, renderDigest(files), *update)
 		})
 	}
 }
@@ -123,7 +123,7 @@ func TestGoldenOrphans(t *testing.T) {
 		}
 		orphans = append(orphans, filepath.Join(goldenSet, e.Name()))
 	}
-	testbed.GoldenOrphans(t, orphans, "case in "+casesDir, *update)
+	testkit.GoldenOrphans(t, orphans, "case in "+casesDir, *update)
 }
 
 // renderDigest lays the rendered files out as one readable text: each file under a "==> path" header,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/mappingtest"
@@ -156,7 +157,7 @@ func checkSameFiles(t *testing.T, a, b []render.File) {
 // test, since the case names a path of the machine it would run on.
 func checkWithHAProxy(t *testing.T, in mapping.Input, opts mapping.Options, defaultCert []byte) {
 	t.Helper()
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	if opts.DefaultDestinationCAFile != "" {
 		local := filepath.Join(dir, "default-destination-ca.pem")
 		if err := os.WriteFile(local, readFile(t, filepath.Join("testdata", "certs", "ca.crt")), 0o600); err != nil {

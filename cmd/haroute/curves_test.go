@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestFitCurves asks the test HAProxy about the operator's default groups: a TLS library without
 // ML-KEM (OpenSSL before 3.5, HAProxy 2.6 on Debian bookworm) loses that group with a warning, one
 // with it keeps the list; a list of unknown groups only is an error; without a binary the list stays.
 func TestFitCurves(t *testing.T) {
-	bin := testbed.HAProxyBinary()
+	bin := testkit.HAProxyBinary()
 	out, err := exec.Command(bin, "-vv").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s -vv: %v", bin, err)

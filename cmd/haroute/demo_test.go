@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/sync/source"
 )
@@ -44,7 +44,7 @@ func TestDemoPortInUse(t *testing.T) {
 	}
 	defer l.Close()
 	busy := l.Addr().(*net.TCPAddr).Port
-	err = checkDemoPorts(demoFlags{httpPort: busy, httpsPort: testbed.FreePort(t)})
+	err = checkDemoPorts(demoFlags{httpPort: busy, httpsPort: testkit.FreePort(t)})
 	if err == nil || !strings.Contains(err.Error(), "--http-port") || !strings.Contains(err.Error(), "not free") {
 		t.Fatalf("err = %v, want a port-in-use error naming --http-port", err)
 	}
@@ -57,10 +57,10 @@ func TestDemoPortInUse(t *testing.T) {
 // answers from its backend, an edit of the hello Route's endpoints applies without a reload, and
 // cancelling the context stops everything and removes the folder.
 func TestDemoServesAndAppliesEdits(t *testing.T) {
-	var stdout, stderr testbed.Buffer
+	var stdout, stderr testkit.Buffer
 	a := &app{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" },
 		log: slog.New(slog.NewTextHandler(&stderr, nil))}
-	f := demoFlags{httpPort: testbed.FreePort(t), httpsPort: testbed.FreePort(t), statsPort: testbed.FreePort(t), haproxy: testbed.HAProxyBinary()}
+	f := demoFlags{httpPort: testkit.FreePort(t), httpsPort: testkit.FreePort(t), statsPort: testkit.FreePort(t), haproxy: testkit.HAProxyBinary()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.demo(ctx, f) }()
@@ -104,7 +104,7 @@ func TestDemoServesAndAppliesEdits(t *testing.T) {
 	}
 	manifests := m[1]
 
-	c := testbed.NewClient(t, f.httpPort, f.httpsPort, nil)
+	c := testkit.NewClient(t, f.httpPort, f.httpsPort, nil)
 	expect := func(url, backend string) {
 		t.Helper()
 		r := c.Fetch(t, url)

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 func TestStatsHosts(t *testing.T) {
@@ -45,7 +45,7 @@ func TestStatsHosts(t *testing.T) {
 // TestStatsListenerBindsPodAddresses: with the pod's addresses known, the stats port answers on them
 // and on loopback, and not on another address of the machine.
 func TestStatsListenerBindsPodAddresses(t *testing.T) {
-	port := testbed.FreePort(t)
+	port := testkit.FreePort(t)
 	rc := runConfig{statsPort: port, podIPs: []netip.Addr{netip.MustParseAddr("127.0.0.77")}}
 	lns, err := listenStats(rc)
 	if err != nil {
@@ -127,9 +127,9 @@ func TestStatsCredentials(t *testing.T) {
 // TestTLSSniffer: a client that sends nothing holds up no other connection, and plain HTTP and TLS
 // are told apart on one port.
 func TestTLSSniffer(t *testing.T) {
-	ca := testbed.NewCA(t, "sniffer-ca")
+	ca := testkit.NewCA(t, "sniffer-ca")
 	certPEM, keyPEM := ca.Issue(t, "127.0.0.1")
-	kp := testbed.KeyPair(t, certPEM, keyPEM)
+	kp := testkit.KeyPair(t, certPEM, keyPEM)
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

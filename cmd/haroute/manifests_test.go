@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/manifests"
 )
 
@@ -126,7 +127,7 @@ func checkPodCommandLines(t *testing.T, spec corev1.PodSpec, doc string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, testbed.HAProxyBinary(), append(args, "-c")...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, testkit.HAProxyBinary(), append(args, "-c")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("haproxy %q -c: %v\n%s", args, err, out)
 	}
@@ -163,7 +164,7 @@ func downwardValue(e corev1.EnvVar) (string, error) {
 // the stats credentials and a service CA bundle.
 func writeNamedFiles(t *testing.T, env map[string]string) {
 	t.Helper()
-	ca := testbed.NewCA(t, "manifests CA")
+	ca := testkit.NewCA(t, "manifests CA")
 	write := func(p string, data []byte) {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)

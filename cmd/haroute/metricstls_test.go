@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 func TestCheckMetricsType(t *testing.T) {
@@ -99,15 +99,15 @@ func TestMetricsTLSSettings(t *testing.T) {
 // ignored with a warning.
 func TestMetricsTLSFromEnv(t *testing.T) {
 	dir := t.TempDir()
-	ca := testbed.NewCA(t, "metrics-ca")
+	ca := testkit.NewCA(t, "metrics-ca")
 	certA, keyA := ca.Issue(t, "127.0.0.1")
 	_, keyB := ca.Issue(t, "127.0.0.1")
 	certFile, keyFile, otherKey := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), filepath.Join(dir, "other.key")
 	writeAtomic(t, certFile, certA)
 	writeAtomic(t, keyFile, keyA)
 	writeAtomic(t, otherKey, keyB)
-	newApp := func(env map[string]string) (*app, *testbed.LogBuffer) {
-		logs := &testbed.LogBuffer{}
+	newApp := func(env map[string]string) (*app, *testkit.LogBuffer) {
+		logs := &testkit.LogBuffer{}
 		return &app{getenv: func(k string) string { return env[k] }, log: slog.New(slog.NewTextHandler(logs, nil))}, logs
 	}
 
@@ -138,7 +138,7 @@ func TestMetricsTLSFromEnv(t *testing.T) {
 // picked up at the next recheck.
 func TestMetricsCertRecheck(t *testing.T) {
 	dir := t.TempDir()
-	ca := testbed.NewCA(t, "metrics-ca")
+	ca := testkit.NewCA(t, "metrics-ca")
 	certA, keyA := ca.Issue(t, "a")
 	certB, keyB := ca.Issue(t, "b")
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
@@ -166,7 +166,7 @@ func TestMetricsCertRecheck(t *testing.T) {
 // on one port, the probes on both, /metrics behind the credentials of the operator's Secret files.
 func TestMetricsTLSListener(t *testing.T) {
 	dir := t.TempDir()
-	ca := testbed.NewCA(t, "metrics-ca")
+	ca := testkit.NewCA(t, "metrics-ca")
 	certPEM, keyPEM := ca.Issue(t, "127.0.0.1")
 	writeAtomic(t, filepath.Join(dir, "tls.crt"), certPEM)
 	writeAtomic(t, filepath.Join(dir, "tls.key"), keyPEM)
@@ -223,7 +223,7 @@ func TestMetricsTLSListener(t *testing.T) {
 // TestMetricsTLSPolicy: the minimum version, the cipher suites (TLS 1.2) and the groups are enforced.
 func TestMetricsTLSPolicy(t *testing.T) {
 	dir := t.TempDir()
-	ca := testbed.NewCA(t, "metrics-ca")
+	ca := testkit.NewCA(t, "metrics-ca")
 	certPEM, keyPEM := ca.Issue(t, "127.0.0.1") // ECDSA: the ECDHE_ECDSA suites
 	writeAtomic(t, filepath.Join(dir, "tls.crt"), certPEM)
 	writeAtomic(t, filepath.Join(dir, "tls.key"), keyPEM)
@@ -274,7 +274,7 @@ func TestMetricsTLSPolicy(t *testing.T) {
 // last good one and says so.
 func TestMetricsCertRotation(t *testing.T) {
 	dir := t.TempDir()
-	ca := testbed.NewCA(t, "metrics-ca")
+	ca := testkit.NewCA(t, "metrics-ca")
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 	certA, keyA := ca.Issue(t, "127.0.0.1")
 	writeAtomic(t, certFile, certA)
@@ -363,12 +363,12 @@ func TestRunRefusesMetricsSettings(t *testing.T) {
 // serveStatsForTest resolves env (plus a free loopback ROUTER_LISTEN_ADDR) as `haroute run` does, and
 // serves the stats listener as run serves it before the controller exists: /healthz, /healthz/ready
 // (not ready) and /metrics (protected). It returns the address and the log.
-func serveStatsForTest(t *testing.T, env map[string]string) (string, *testbed.LogBuffer) {
+func serveStatsForTest(t *testing.T, env map[string]string) (string, *testkit.LogBuffer) {
 	t.Helper()
 	env = maps.Clone(env)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(testbed.FreePort(t)))
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(testkit.FreePort(t)))
 	env["ROUTER_LISTEN_ADDR"] = addr
-	logs := &testbed.LogBuffer{}
+	logs := &testkit.LogBuffer{}
 	a := &app{getenv: func(k string) string { return env[k] }, log: slog.New(slog.NewTextHandler(logs, nil))}
 	f := runFlags{statsPort: defaultStatsPort, reloadInterval: time.Second, mode: modeRuntime, driftInterval: time.Second, metricsAuth: metricsAuthNone, checkBinary: checkNone}
 	f.manifests, f.haproxyDir, f.httpPort, f.httpsPort = t.TempDir(), t.TempDir(), 80, 443

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/render"
 )
 
@@ -92,10 +93,10 @@ func TestRenderExamples(t *testing.T) {
 	if !bytes.Contains(first["conf/haproxy.cfg"], []byte(filepath.Join(out, "conf", "os_http_be.map"))) {
 		t.Error("haproxy.cfg does not refer to its maps by absolute path")
 	}
-	if got := testbed.FileMode(t, filepath.Join(out, "conf", "default_pub_keys.pem")); got != 0o600 {
+	if got := testkit.FileMode(t, filepath.Join(out, "conf", "default_pub_keys.pem")); got != 0o600 {
 		t.Errorf("default certificate mode %v, want 0600", got)
 	}
-	if got := testbed.FileMode(t, cfgPath); got != 0o644 {
+	if got := testkit.FileMode(t, cfgPath); got != 0o644 {
 		t.Errorf("haproxy.cfg mode %v, want 0644", got)
 	}
 
@@ -129,7 +130,7 @@ func TestRenderReportsDisallowedWildcardAndFlags(t *testing.T) {
 	if !strings.Contains(r.stderr, "route demo/wildcard rejected: ") || !strings.Contains(r.stdout, "9 routes admitted, 2 rejected;") {
 		t.Errorf("wildcard Route not rejected by default; stdout %q stderr:\n%s", r.stdout, r.stderr)
 	}
-	cfg := testbed.ReadFile(t, filepath.Join(out, "conf", "haproxy.cfg"))
+	cfg := testkit.ReadFile(t, filepath.Join(out, "conf", "haproxy.cfg"))
 	if !strings.Contains(cfg, "127.0.0.1:18080") || !strings.Contains(cfg, "127.0.0.1:28443") || strings.Contains(cfg, "18443") {
 		t.Errorf("environment port and flag overrides not in haproxy.cfg:\n%s", cfg)
 	}
@@ -147,12 +148,12 @@ func TestRenderWithCustomTemplate(t *testing.T) {
 
 	// From TEMPLATE_FILE, with env reading the process environment.
 	renderExamples(t, map[string]string{"TEMPLATE_FILE": tmplPath, "GREETING": "hello"}, out)
-	if got, want := testbed.ReadFile(t, cfgPath), "# custom "+cfgPath+" hello 9\n"; got != want {
+	if got, want := testkit.ReadFile(t, cfgPath), "# custom "+cfgPath+" hello 9\n"; got != want {
 		t.Errorf("haproxy.cfg = %q, want %q", got, want)
 	}
 	// The flag overrides TEMPLATE_FILE.
 	renderExamples(t, map[string]string{"TEMPLATE_FILE": filepath.Join(dir, "missing")}, out, "--template", tmplPath)
-	if got, want := testbed.ReadFile(t, cfgPath), "# custom "+cfgPath+" none 9\n"; got != want {
+	if got, want := testkit.ReadFile(t, cfgPath), "# custom "+cfgPath+" none 9\n"; got != want {
 		t.Errorf("haproxy.cfg = %q, want %q", got, want)
 	}
 }
@@ -169,7 +170,7 @@ func TestRenderWithDefaultCertificateFlag(t *testing.T) {
 	}
 	out := filepath.Join(dir, "out")
 	renderExamples(t, wildcardEnv, out, "--default-certificate", certPath)
-	if got := testbed.ReadFile(t, filepath.Join(out, "conf", "default_pub_keys.pem")); got != string(pemData) {
+	if got := testkit.ReadFile(t, filepath.Join(out, "conf", "default_pub_keys.pem")); got != string(pemData) {
 		t.Errorf("default certificate not the one given:\n%s", got)
 	}
 }
@@ -216,7 +217,7 @@ func TestRenderErrors(t *testing.T) {
 
 // TestRenderedConfigPassesHAProxyCheck runs `haproxy -c` on the rendered examples.
 func TestRenderedConfigPassesHAProxyCheck(t *testing.T) {
-	bin := testbed.HAProxyBinary()
+	bin := testkit.HAProxyBinary()
 	out := t.TempDir()
 	renderExamples(t, wildcardEnv, out)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

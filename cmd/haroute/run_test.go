@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/render"
 )
 
@@ -95,7 +95,7 @@ func TestShutdownDelay(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if err := testbed.Eventually(5*time.Second, 10*time.Millisecond, func() error {
+	if err := testkit.Eventually(5*time.Second, 10*time.Millisecond, func() error {
 		if !draining.Load() {
 			return errors.New("not draining")
 		}
@@ -181,7 +181,7 @@ func TestRunOnceWritesFirstConfig(t *testing.T) {
 	if !strings.Contains(res.stderr, "routes=5 rejected=0") {
 		t.Errorf("log does not report 5 admitted Routes:\n%s", res.stderr)
 	}
-	if out, err := exec.Command(testbed.HAProxyBinary(), append([]string{"-c"}, render.ConfigArgs(out)...)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(testkit.HAProxyBinary(), append([]string{"-c"}, render.ConfigArgs(out)...)...).CombinedOutput(); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(out, "run", "master.sock")); err == nil {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
@@ -164,7 +165,7 @@ func isLookupRule(l string) bool {
 type DataPlaneRouter struct {
 	Form    string
 	HAProxy *testbed.HAProxy
-	Client  *testbed.Client
+	Client  *testkit.Client
 	// Routes is what the translation admitted.
 	Routes []model.RouteInfo
 }
@@ -186,8 +187,8 @@ func StartDataPlaneRouter(t testing.TB, in mapping.Input, form string, defaultCe
 			t.Fatalf("data plane: Route rejected: %s", p)
 		}
 	}
-	dir := testbed.TempDir(t)
-	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: defaultCertPEM}, Binary: testbed.HAProxyBinary()})
+	dir := testkit.TempDir(t)
+	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: defaultCertPEM}, Binary: testkit.HAProxyBinary()})
 	if err != nil {
 		t.Fatalf("data plane: %v", err)
 	}
@@ -221,7 +222,7 @@ func StartDataPlaneRouter(t testing.TB, in mapping.Input, form string, defaultCe
 	if err := haproxy.StopDormantChecks(ctx, socket.NewAdmin(h.AdminSocket, socket.Options{}), first.State, dir); err != nil {
 		t.Fatalf("data plane: %v", err)
 	}
-	return &DataPlaneRouter{Form: form, HAProxy: h, Client: testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, roots), Routes: first.State.Routes}
+	return &DataPlaneRouter{Form: form, HAProxy: h, Client: testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, roots), Routes: first.State.Routes}
 }
 
 // checkStockMapLoaded fails the test unless HAProxy's `show map` lists the map at path with one
@@ -246,7 +247,7 @@ func checkStockMapLoaded(t testing.TB, h *testbed.HAProxy, path string, routes i
 }
 
 // DataPlaneTarget is one request of a data-plane corpus: Host, the path prefix its path starts with
-// and the backend (testbed.Backend name) that must answer.
+// and the backend (testkit.Backend name) that must answer.
 type DataPlaneTarget struct {
 	Host, Prefix, Backend string
 }
@@ -274,7 +275,7 @@ func (r DataPlaneResult) RPS() float64 {
 // own (the target's prefix, then /<run>q<i>), and its answer must be 200 from the target's backend.
 // run must differ between the runs against one HAProxy: HAProxy caches the results of pattern
 // lookups (tune.pattern.cache-size), and a path seen before would hit that cache instead of the map.
-func DataPlaneLoad(client *testbed.Client, corpus []DataPlaneTarget, run string, clients int, duration time.Duration, maxRequests int64) DataPlaneResult {
+func DataPlaneLoad(client *testkit.Client, corpus []DataPlaneTarget, run string, clients int, duration time.Duration, maxRequests int64) DataPlaneResult {
 	if len(corpus) == 0 || clients < 1 {
 		return DataPlaneResult{FirstError: errors.New("data plane load: no requests to send, or no clients")}
 	}

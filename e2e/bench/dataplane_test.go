@@ -15,7 +15,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/bench/results"
 	"github.com/haroute/haroute/e2e/testbed"
-	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -60,18 +60,18 @@ var dataPlanePathSets = [][]string{{"/"}, {"/", "/api"}, {"/", "/api", "/api/v2/
 // (OutDir) and logs a FIGURES line per point.
 func TestDataPlane(t *testing.T) {
 	hb := HAProxy(t)
-	t.Setenv(haproxybin.Env, hb) // testbed starts $HAROUTE_HAPROXY
+	t.Setenv(testkit.HAProxyEnv, hb) // testbed starts $HAROUTE_HAPROXY
 	repeats := Repeats(t)
 	sizes := dataPlaneRoutes(t)
 	duration := dataPlaneEnvDuration(t, dataPlaneDurationEnv, dataPlaneDuration, dataPlaneMaxDuration)
 	started := time.Now()
 	out := results.DataPlane{Header: NewHeader(hb, dataPlaneCommand, started)}
 
-	ca := testbed.NewCA(t, "data plane CA")
+	ca := testkit.NewCA(t, "data plane CA")
 	defaultCert := ca.IssueBundle(t, "default.dataplane.test")
-	var backends []*testbed.Backend
+	var backends []*testkit.Backend
 	for i := range dataPlaneBackends {
-		backends = append(backends, testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 10+i), fmt.Sprintf("b%d", i)))
+		backends = append(backends, testkit.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 10+i), fmt.Sprintf("b%d", i)))
 	}
 	clients := dataPlaneClientsPerCPU * runtime.GOMAXPROCS(0)
 	for _, routes := range sizes {
@@ -116,7 +116,7 @@ func TestDataPlane(t *testing.T) {
 // dataPlaneWorkload returns the manifests of routes Routes over the backends (hosts with one to three
 // paths, Route i to Service b<i mod 4>) and the request corpus: one target per Route, shuffled so that
 // consecutive requests hit different hosts and map entries.
-func dataPlaneWorkload(backends []*testbed.Backend, routes int) (*testbed.Manifests, []DataPlaneTarget) {
+func dataPlaneWorkload(backends []*testkit.Backend, routes int) (*testbed.Manifests, []DataPlaneTarget) {
 	m := &testbed.Manifests{}
 	for _, be := range backends {
 		m.Service(dataPlaneNamespace, be.Name, be)
@@ -140,7 +140,7 @@ func dataPlaneWorkload(backends []*testbed.Backend, routes int) (*testbed.Manife
 	return m, corpus
 }
 
-func backendConns(backends []*testbed.Backend) (n int64) {
+func backendConns(backends []*testkit.Backend) (n int64) {
 	for _, b := range backends {
 		n += b.Conns()
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // The benchmark's HAProxy: one binary for both routers. The stock template uses bind options of
@@ -31,7 +31,7 @@ var haproxyVersion = regexp.MustCompile(`HAProxy version (\d+)\.(\d+)`)
 // than 2.8.
 func HAProxy(t testing.TB) string {
 	t.Helper()
-	path := os.Getenv(haproxybin.Env)
+	path := os.Getenv(testkit.HAProxyEnv)
 	if path == "" {
 		abs, err := filepath.Abs(filepath.Join("..", "..", "bin", "haproxy-"+benchHAProxySeries))
 		if err != nil {
@@ -44,7 +44,7 @@ func HAProxy(t testing.TB) string {
 	out, err := exec.CommandContext(ctx, path, "-v").Output()
 	if err != nil {
 		t.Fatalf("bench HAProxy %s: %v (the stock router's template needs HAProxy %d.%d or newer: "+
-			"run `make haproxy-versions` for bin/haproxy-%s, or set %s)", path, err, minMajor, minMinor, benchHAProxySeries, haproxybin.Env)
+			"run `make haproxy-versions` for bin/haproxy-%s, or set %s)", path, err, minMajor, minMinor, benchHAProxySeries, testkit.HAProxyEnv)
 	}
 	m := haproxyVersion.FindSubmatch(out)
 	if m == nil {
@@ -54,7 +54,7 @@ func HAProxy(t testing.TB) string {
 	minor, _ := strconv.Atoi(string(m[2]))
 	if major < minMajor || (major == minMajor && minor < minMinor) {
 		t.Fatalf("bench HAProxy %s is %d.%d: the stock router's template needs %d.%d or newer (%s=bin/haproxy-%s)",
-			path, major, minor, minMajor, minMinor, haproxybin.Env, benchHAProxySeries)
+			path, major, minor, minMajor, minMinor, testkit.HAProxyEnv, benchHAProxySeries)
 	}
 	return path
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/bench/results"
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Paces and bounds of the held-connections measurement.
@@ -36,7 +36,7 @@ type heldRouter struct {
 	name        string
 	pid         int
 	httpPort    int
-	client      *testbed.Client
+	client      *testkit.Client
 	haproxyPIDs func() ([]int, error)
 	reloads     func() int
 }
@@ -78,7 +78,7 @@ func measureHeld(t *testing.T, c *framework.Cluster, w *Workload, r heldRouter) 
 	for _, ch := range changes {
 		last[ch.route] = ch.backends
 	}
-	if err := testbed.Eventually(heldApplyTimeout, heldPoll, func() error {
+	if err := testkit.Eventually(heldApplyTimeout, heldPoll, func() error {
 		for i, bs := range last {
 			if err := checkAnswerFrom(r.client, w.Host(i), bs); err != nil {
 				return err

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // The stock router's identity: a ServiceAccount bound to cluster-admin. The Cluster's kubeconfig is
@@ -109,7 +109,7 @@ func waitCanList(ctx context.Context, c *framework.Cluster) error {
 		User:               stockUser,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "list", Group: "route.openshift.io", Resource: "routes"},
 	}}
-	return testbed.Eventually(rbacTimeout, rbacPoll, func() error {
+	return testkit.Eventually(rbacTimeout, rbacPoll, func() error {
 		got, err := c.Kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("subject access review: %w", err)

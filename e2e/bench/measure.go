@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of WaitServed.
@@ -47,11 +47,11 @@ func (s Served) Served() time.Time {
 // status at 5 requests a second, 33 minutes for 10,000 Routes) and a sample of the hosts, requested
 // through client, answers 200 from one of its Service's backends. It closes the client's idle connections on return
 // (a kept-alive connection would hold an HAProxy of an older generation).
-func WaitServed(t testing.TB, c *framework.Cluster, w *Workload, routerName string, client *testbed.Client, admitted bool, timeout time.Duration) Served {
+func WaitServed(t testing.TB, c *framework.Cluster, w *Workload, routerName string, client *testkit.Client, admitted bool, timeout time.Duration) Served {
 	t.Helper()
 	defer client.CloseIdleConnections()
 	var s Served
-	err := testbed.Eventually(timeout, servedPoll, func() error {
+	err := testkit.Eventually(timeout, servedPoll, func() error {
 		var errs []error
 		if s.Answered.IsZero() {
 			if err := checkSample(client, w); err != nil {
@@ -80,7 +80,7 @@ func WaitServed(t testing.TB, c *framework.Cluster, w *Workload, routerName stri
 }
 
 // checkSample requests a sample of the workload's hosts (sample) and checks their answers.
-func checkSample(client *testbed.Client, w *Workload) error {
+func checkSample(client *testkit.Client, w *Workload) error {
 	for _, i := range sample(w.Routes) {
 		if err := checkAnswer(client, w, i); err != nil {
 			return err
@@ -103,12 +103,12 @@ func sample(n int) []int {
 }
 
 // checkAnswer requests Route i's host and checks that one of its Service's backends answered 200.
-func checkAnswer(client *testbed.Client, w *Workload, i int) error {
+func checkAnswer(client *testkit.Client, w *Workload, i int) error {
 	return checkAnswerFrom(client, w.Host(i), w.BackendsOf(i))
 }
 
 // checkAnswerFrom requests host and checks that one of backends answered 200.
-func checkAnswerFrom(client *testbed.Client, host string, backends []*framework.Backend) error {
+func checkAnswerFrom(client *testkit.Client, host string, backends []*framework.Backend) error {
 	resp, err := client.Do(http.MethodGet, "http://"+host+"/", nil)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", host, err)

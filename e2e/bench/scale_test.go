@@ -21,7 +21,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/bench/results"
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // The sizes and bounds of TestScale.
@@ -137,7 +137,7 @@ func scalePoint(t *testing.T, hb string, routes, endpoints, repeats int) results
 
 // waitBackend requests host until backend answers 200 and returns the seconds since at (bounded by
 // changeTimeout).
-func waitBackend(t *testing.T, client *testbed.Client, host, backend string, at time.Time) float64 {
+func waitBackend(t *testing.T, client *testkit.Client, host, backend string, at time.Time) float64 {
 	t.Helper()
 	defer client.CloseIdleConnections()
 	deadline := at.Add(changeTimeout)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // StockEnv names the environment variable that holds the stock router's build directory, the output
@@ -81,9 +81,9 @@ type StockRouter struct {
 	// HTTPPort, HTTPSPort and StatsPort are its ports on 127.0.0.1.
 	HTTPPort, HTTPSPort, StatsPort int
 	// Client sends requests to its HTTP and HTTPS ports.
-	Client *testbed.Client
+	Client *testkit.Client
 	// Proc is the router process: PID 1 of its PID namespace, so that HAProxy dies with it.
-	Proc *testbed.Process
+	Proc *testkit.Process
 	// Started is when the process was started; Served when it first answered /healthz/ready.
 	Started, Served time.Time
 	// Commit is the source commit of the build.
@@ -108,7 +108,7 @@ func StartStockRouter(t *testing.T, c *framework.Cluster, dir string, opts Stock
 	t.Helper()
 	opts = stockDefaults(t, opts)
 	if dir == "" {
-		dir = testbed.TempDir(t)
+		dir = testkit.TempDir(t)
 	}
 	if err := prepareStockHome(opts.Build, dir); err != nil {
 		t.Fatal(err)
@@ -118,19 +118,19 @@ func StartStockRouter(t *testing.T, c *framework.Cluster, dir string, opts Stock
 	}
 	r := &StockRouter{
 		Name: opts.Name, Home: dir, HTTPPort: opts.HTTPPort, HTTPSPort: opts.HTTPSPort, StatsPort: opts.StatsPort,
-		Client: testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, nil),
+		Client: testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, nil),
 		Commit: buildCommit(opts.Build), t: t, statsUser: "bench", statsPass: randomHex(),
 	}
-	kubeconfig := writeAdminKubeconfig(t, c, testbed.TempDir(t))
+	kubeconfig := writeAdminKubeconfig(t, c, testkit.TempDir(t))
 	args := []string{"-c", stockWrapper, "stock-router", dir, opts.HAProxy,
 		filepath.Join(opts.Build, stockBinary), "--name=" + opts.Name, "--v=2"}
 	cmd := exec.Command("/bin/sh", args...)
-	cmd.Env = append(append(testbed.CleanEnv(), r.env(opts, kubeconfig)...), opts.Env...)
+	cmd.Env = append(append(testkit.CleanEnv(), r.env(opts, kubeconfig)...), opts.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID}
 	r.Started = time.Now()
 	// KillOnStop: SIGKILL of the namespace's PID 1 takes every HAProxy of the router with it, while a
 	// graceful stop would first wait ROUTER_GRACEFUL_SHUTDOWN_DELAY (45s) for load balancers.
-	r.Proc = testbed.StartProcess(t, "openshift-router ("+opts.Name+")", cmd, testbed.ProcessOptions{
+	r.Proc = testkit.StartProcess(t, "openshift-router ("+opts.Name+")", cmd, testkit.ProcessOptions{
 		StopTimeout: stockStopTimeout, Deathsig: syscall.SIGKILL, KillOnStop: true, LogTail: stockLogTail,
 	})
 	t.Cleanup(r.Client.CloseIdleConnections)
@@ -178,7 +178,7 @@ func stockDefaults(t *testing.T, opts StockOptions) StockOptions {
 	} else if b == nil {
 		t.Fatalf("stock router: its reload script runs %s, which is missing (the benchmark mounts %s on it)", stockScriptHAProxy, opts.HAProxy)
 	}
-	ports := testbed.ListenPorts(t, 3)
+	ports := testkit.ListenPorts(t, 3)
 	for i, p := range []*int{&opts.HTTPPort, &opts.HTTPSPort, &opts.StatsPort} {
 		if *p == 0 {
 			*p = ports[i]
@@ -222,9 +222,9 @@ func (r *StockRouter) waitServing(timeout time.Duration) {
 	url := "http://127.0.0.1:" + strconv.Itoa(r.StatsPort) + "/healthz/ready"
 	hc := &http.Client{Timeout: probeTimeout}
 	pidFile := filepath.Join(r.Home, "run", "haproxy.pid")
-	err := testbed.Eventually(timeout, stockPoll, func() error {
+	err := testkit.Eventually(timeout, stockPoll, func() error {
 		if r.Proc.Exited() {
-			return testbed.Final(fmt.Errorf("%s exited", r.Proc.Name))
+			return testkit.Final(fmt.Errorf("%s exited", r.Proc.Name))
 		}
 		resp, err := hc.Get(url)
 		if err != nil {
@@ -290,7 +290,7 @@ func (r *StockRouter) Stop() {
 	if err := r.Proc.Kill(); err != nil {
 		r.t.Fatalf("stop stock router: %v", err)
 	}
-	if err := testbed.Eventually(stockStopTimeout, stockPoll, func() error {
+	if err := testkit.Eventually(stockStopTimeout, stockPoll, func() error {
 		if pids := r.HAProxyPIDs(); len(pids) > 0 {
 			return fmt.Errorf("HAProxy processes %v still run", pids)
 		}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/bench/results"
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/haproxy"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -173,7 +173,7 @@ func runTrace(t *testing.T, c *framework.Cluster, spec traceSpec, mode traceMode
 		t.Fatalf("trace %s: %v", spec.name, err)
 	}
 	changes := api.writes.Load() - writes0
-	settleErr := testbed.Eventually(settleTimeout, settlePoll, func() error { return settled(r.load, router) })
+	settleErr := testkit.Eventually(settleTimeout, settlePoll, func() error { return settled(r.load, router) })
 	time.Sleep(traceTail)
 	s.Stop()
 	ll.Stop()

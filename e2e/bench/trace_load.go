@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds and paces of a traceLoad.
@@ -318,7 +318,7 @@ func (l *traceLoad) waitServed(timeout time.Duration) error {
 	l.mu.Lock()
 	pending := append([]*target(nil), l.active...)
 	l.mu.Unlock()
-	return testbed.Eventually(timeout, servedProbePause, func() error {
+	return testkit.Eventually(timeout, servedProbePause, func() error {
 		var rest []*target
 		var last error
 		for _, tg := range pending {
@@ -420,7 +420,7 @@ func (l *traceLoad) do(tg *target) answer {
 	if err != nil {
 		a.err = fmt.Errorf("read body from %s: %w", tg.host, err)
 	}
-	a.status, a.backend = resp.StatusCode, resp.Header.Get(testbed.HeaderBackend)
+	a.status, a.backend = resp.StatusCode, resp.Header.Get(testkit.HeaderBackend)
 	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
 		a.serial = resp.TLS.PeerCertificates[0].SerialNumber.String()
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds and paces of the long-lived connections.
@@ -104,9 +104,9 @@ func (ll *longLived) open() (*stream, error) {
 	if err != nil {
 		return fail(err)
 	}
-	if resp.StatusCode != http.StatusOK || !slices.Contains(ll.backends, resp.Header.Get(testbed.HeaderBackend)) {
+	if resp.StatusCode != http.StatusOK || !slices.Contains(ll.backends, resp.Header.Get(testkit.HeaderBackend)) {
 		_ = resp.Body.Close()
-		return fail(fmt.Errorf("answer %d from %q", resp.StatusCode, resp.Header.Get(testbed.HeaderBackend)))
+		return fail(fmt.Errorf("answer %d from %q", resp.StatusCode, resp.Header.Get(testkit.HeaderBackend)))
 	}
 	body := bufio.NewReader(resp.Body)
 	if _, err := body.ReadString('\n'); err != nil {

@@ -14,7 +14,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Names of the traces, as results.TraceRun.Trace holds them.
@@ -317,7 +317,7 @@ func setupBurst(r *traceRun) (func() error, error) {
 func setupCerts(r *traceRun) (func() error, error) {
 	n, every := r.sizes.certRoutes, r.sizes.certEvery
 	pods := r.startPods(podNames("tls", n)...)
-	ca := testbed.NewCA(r.t, "trace-ca")
+	ca := testkit.NewCA(r.t, "trace-ca")
 	type pair struct {
 		cert, key []byte
 		serial    string

@@ -13,8 +13,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/bench/results"
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
-	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Environment of TestTraces (besides OutEnv and RepeatsEnv).
@@ -56,7 +55,7 @@ func TestTraces(t *testing.T) {
 		t.Fatalf("%s=%q: want 0 or 1", smokeEnv, v)
 	}
 	var env []string
-	for _, name := range []string{haproxybin.Env, RepeatsEnv, tracesEnv, modesEnv, smokeEnv} {
+	for _, name := range []string{testkit.HAProxyEnv, RepeatsEnv, tracesEnv, modesEnv, smokeEnv} {
 		if v := os.Getenv(name); v != "" {
 			env = append(env, name+"="+v)
 		}
@@ -145,7 +144,7 @@ func wellFormed(r results.TraceRun) error {
 func runTraces(t *testing.T, cfg traceConfig) []runOutcome {
 	started := time.Now()
 	c := framework.Start(t)
-	file := results.Traces{Header: NewHeader(testbed.HAProxyBinary(), cfg.command, started), Runs: []results.TraceRun{}}
+	file := results.Traces{Header: NewHeader(testkit.HAProxyBinary(), cfg.command, started), Runs: []results.TraceRun{}}
 	var outcomes []runOutcome
 	for repeat := 1; repeat <= cfg.repeats; repeat++ {
 		for _, spec := range cfg.specs {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // apiserverDown is how long the API server stays away while traffic is checked.
@@ -26,7 +26,7 @@ func TestAPIServerRestart(t *testing.T) {
 	c.CreateRoute(t, ns, "web", "web.e2e.test", "web")
 	r.WaitBackends("web.e2e.test", "/", "web-1")
 
-	load := testbed.StartLoad(t, r.Client, "http://web.e2e.test/", "web-1")
+	load := testkit.StartLoad(t, r.Client, "http://web.e2e.test/", "web-1")
 	c.KillAPIServer(t)
 	time.Sleep(apiserverDown)
 	if r.Proc.Exited() {

@@ -10,7 +10,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestEdgeCertificateRotation: replacing an edge Route's certificate (a new key pair from another CA)
@@ -21,11 +21,11 @@ func TestEdgeCertificateRotation(t *testing.T) {
 	r := c.StartRouter(t)
 
 	const host = "rotate.e2e.test"
-	oldCA, newCA := testbed.NewCA(t, "old-ca"), testbed.NewCA(t, "new-ca")
+	oldCA, newCA := testkit.NewCA(t, "old-ca"), testkit.NewCA(t, "new-ca")
 	cert, key := oldCA.Issue(t, host)
 	c.CreateRoute(t, ns, "web", host, "web", framework.Edge(cert, key, routev1.InsecureEdgeTerminationPolicyNone))
-	served := func(ca *testbed.CA) func(*testbed.Response) error {
-		return func(resp *testbed.Response) error {
+	served := func(ca *testkit.CA) func(*testkit.Response) error {
+		return func(resp *testkit.Response) error {
 			if resp.Status != http.StatusOK || resp.Backend != "web-pod" {
 				return fmt.Errorf("answer %d from %q", resp.Status, resp.Backend)
 			}

@@ -10,7 +10,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestInsecureEdgePolicies: three edge Routes, one per insecureEdgeTerminationPolicy, all served over
@@ -20,7 +20,7 @@ func TestInsecureEdgePolicies(t *testing.T) {
 	c, ns, pods := framework.Setup(t, "insecure")
 	c.CreateService(t, ns, "web", pods.StartBackend("web-pod"))
 	r := c.StartRouter(t)
-	ca := testbed.NewCA(t, "insecure-ca")
+	ca := testkit.NewCA(t, "insecure-ca")
 
 	policies := map[string]routev1.InsecureEdgeTerminationPolicyType{
 		"redirect.e2e.test": routev1.InsecureEdgeTerminationPolicyRedirect,
@@ -35,7 +35,7 @@ func TestInsecureEdgePolicies(t *testing.T) {
 	for host := range policies {
 		r.WaitBackendsURL("https://"+host+"/p", "web-pod")
 	}
-	r.WaitResponse("http://redirect.e2e.test/p?q=1", func(resp *testbed.Response) error {
+	r.WaitResponse("http://redirect.e2e.test/p?q=1", func(resp *testkit.Response) error {
 		if loc := resp.Header.Get("Location"); resp.Status != http.StatusFound || loc != "https://redirect.e2e.test/p?q=1" {
 			return fmt.Errorf("answer %d, Location %q; want 302 to https://redirect.e2e.test/p?q=1", resp.Status, loc)
 		}

@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/manifests"
 	"github.com/haroute/haroute/mapping/layout"
 )
@@ -76,7 +76,7 @@ func TestManifestPod(t *testing.T) {
 	start := p.Reloads()
 
 	// Runtime changes: an endpoint added, a Route added.
-	load := testbed.StartLoad(t, p.Client, shop, "web-1")
+	load := testkit.StartLoad(t, p.Client, shop, "web-1")
 	c.SetEndpoints(t, ns, "web", bs[0], bs[1])
 	load.Allow("web-1", "web-2")
 	load.WaitFirst(t, "web-2", framework.WaitTimeout)
@@ -92,7 +92,7 @@ func TestManifestPod(t *testing.T) {
 	}
 
 	// The HAProxy container dies and is restarted from the files on the volume.
-	during := testbed.StartLoad(t, p.Client, shop, "web-1", "web-2")
+	during := testkit.StartLoad(t, p.Client, shop, "web-1", "web-2")
 	killed := time.Now()
 	p.RestartHAProxy()
 	wait(shop, "web-1", "web-2")
@@ -105,7 +105,7 @@ func TestManifestPod(t *testing.T) {
 		t.Errorf("%d answers from a wrong backend across the HAProxy restart", wrong)
 	}
 	p.CheckProbes()
-	after := testbed.StartLoad(t, p.Client, shop, "web-1", "web-2")
+	after := testkit.StartLoad(t, p.Client, shop, "web-1", "web-2")
 	c.SetEndpoints(t, ns, "web", bs[1], bs[2])
 	after.Allow("web-1", "web-2", "web-3")
 	after.WaitFirst(t, "web-3", framework.WaitTimeout)
@@ -115,7 +115,7 @@ func TestManifestPod(t *testing.T) {
 
 	// The haroute container restarts (SIGTERM, then started again): HAProxy keeps serving throughout.
 	base := p.Reloads()
-	across := testbed.StartLoad(t, p.Client, shop, "web-2", "web-3")
+	across := testkit.StartLoad(t, p.Client, shop, "web-2", "web-3")
 	p.RestartHaroute()
 	c.UpdateRoute(t, ns, "more", framework.Annotations("haproxy.router.openshift.io/balance", "leastconn"))
 	wait("http://more.e2e.test/", "web-2", "web-3")
@@ -173,7 +173,7 @@ func TestManifestPodOpenShift(t *testing.T) {
 		t.Errorf("haroute wrote status for the default router's Route: %+v", got)
 	}
 	start := p.Reloads()
-	load := testbed.StartLoad(t, p.Client, "http://mine.e2e.test/", "web-1")
+	load := testkit.StartLoad(t, p.Client, "http://mine.e2e.test/", "web-1")
 	c.SetEndpoints(t, ns, "web", bs[0], bs[1])
 	load.Allow("web-1", "web-2")
 	load.WaitFirst(t, "web-2", framework.WaitTimeout)
@@ -210,7 +210,7 @@ func metricsOverHTTPS(port int, serverName string, roots *x509.CertPool, user, p
 
 // answersFrom checks that a few GETs of url are answered 200 by exactly the backends want (each of
 // them at least once, no other).
-func answersFrom(client *testbed.Client, url string, want ...string) error {
+func answersFrom(client *testkit.Client, url string, want ...string) error {
 	seen := map[string]bool{}
 	for range 8 * len(want) {
 		resp, err := client.Do("GET", url, nil)

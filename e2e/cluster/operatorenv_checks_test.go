@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // The checks of the operator-environment scenarios (operatorenv_test.go): each looks at one setting
@@ -118,7 +118,7 @@ func (o *opRun) checkRoutes() error {
 
 // servedBy checks that rep came with a certificate of ca for host, or the default certificate when
 // ca is nil.
-func (o *opRun) servedBy(rep *opReply, ca *testbed.CA, host string) error {
+func (o *opRun) servedBy(rep *opReply, ca *testkit.CA, host string) error {
 	leaf := rep.leaf()
 	switch {
 	case leaf == nil:
@@ -216,7 +216,7 @@ func (o *opRun) checkStats() error {
 
 // checkRouterBinary returns the HAProxy binary haroute asks about key-exchange groups: the managed
 // one, or the --check-binary a sidecar run is given; both are the matrix's ($HAROUTE_HAPROXY).
-func (o *opRun) checkRouterBinary() string { return testbed.HAProxyBinary() }
+func (o *opRun) checkRouterBinary() string { return testkit.HAProxyBinary() }
 
 // goGroups are the key-exchange groups a Go client can offer, by their OpenSSL names.
 var goGroups = map[string]tls.CurveID{
@@ -255,7 +255,7 @@ func (o *opRun) checkGroups() {
 		if len(dropped) > 0 {
 			o.t.Logf("haroute left out %v (unknown to %s), with its warning", dropped, check)
 		}
-		running := testbed.HAProxyBinary()
+		running := testkit.HAProxyBinary()
 		host := "edge." + o.d.Variant + ".e2e.test"
 		for name, id := range goGroups {
 			want := slices.Contains(strings.Split(curves, ":"), name) && !slices.Contains(dropped, name) &&

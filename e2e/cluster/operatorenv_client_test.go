@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Clients of the operator-environment scenarios: they reach the router's public ports on 127.0.0.1
@@ -63,7 +63,7 @@ type opReply struct {
 }
 
 // backend returns the X-Backend header: the pod that answered ("" for HAProxy itself).
-func (r *opReply) backend() string { return r.header.Get(testbed.HeaderBackend) }
+func (r *opReply) backend() string { return r.header.Get(testkit.HeaderBackend) }
 
 // leaf returns the certificate the server presented, or nil.
 func (r *opReply) leaf() *x509.Certificate {

@@ -31,6 +31,7 @@ import (
 	"github.com/haroute/haroute/e2e/framework"
 	"github.com/haroute/haroute/e2e/operatorenv"
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestOperatorEnvironments runs haroute with each router environment the ingress operator renders
@@ -67,7 +68,7 @@ func TestOperatorEnvironments(t *testing.T) {
 		}
 	}
 	fx := newOpFixture(t, variants)
-	t.Logf("HAProxy: %s", testbed.HAProxyBinary())
+	t.Logf("HAProxy: %s", testkit.HAProxyBinary())
 	names := make([]string, 0, len(variants))
 	for name := range variants {
 		names = append(names, name)
@@ -166,7 +167,7 @@ type opFixture struct {
 	web, reDest, reSvc *framework.Backend
 	// routeCA signs the Routes' own certificates; defaultCA the default certificates; metricsCA the
 	// metrics certificates; clientCA the client certificates the router trusts, strangerCA others.
-	routeCA, destCA, serviceCA, defaultCA, metricsCA, clientCA, strangerCA *testbed.CA
+	routeCA, destCA, serviceCA, defaultCA, metricsCA, clientCA, strangerCA *testkit.CA
 	clients                                                                map[string]*tls.Certificate
 
 	mu     sync.Mutex
@@ -179,13 +180,13 @@ func newOpFixture(t *testing.T, variants map[string]operatorenv.Deployment) *opF
 	pods := framework.NewPodNetwork(t)
 	fx := &opFixture{
 		c:          c,
-		routeCA:    testbed.NewCA(t, "route-ca"),
-		destCA:     testbed.NewCA(t, "destination-ca"),
-		serviceCA:  testbed.NewCA(t, "openshift-service-serving-signer"),
-		defaultCA:  testbed.NewCA(t, "ingress-operator"),
-		metricsCA:  testbed.NewCA(t, "metrics-ca"),
-		clientCA:   testbed.NewCA(t, "client-ca"),
-		strangerCA: testbed.NewCA(t, "stranger-ca"),
+		routeCA:    testkit.NewCA(t, "route-ca"),
+		destCA:     testkit.NewCA(t, "destination-ca"),
+		serviceCA:  testkit.NewCA(t, "openshift-service-serving-signer"),
+		defaultCA:  testkit.NewCA(t, "ingress-operator"),
+		metricsCA:  testkit.NewCA(t, "metrics-ca"),
+		clientCA:   testkit.NewCA(t, "client-ca"),
+		strangerCA: testkit.NewCA(t, "stranger-ca"),
 		clients:    map[string]*tls.Certificate{},
 		groups:     map[string]bool{},
 	}
@@ -205,7 +206,7 @@ func newOpFixture(t *testing.T, variants map[string]operatorenv.Deployment) *opF
 			ca = fx.strangerCA
 		}
 		crt, key := ca.IssueClient(t, rdns(t, subject))
-		kp := testbed.KeyPair(t, crt, key)
+		kp := testkit.KeyPair(t, crt, key)
 		fx.clients[name] = &kp
 	}
 	return fx
@@ -239,7 +240,7 @@ func (fx *opFixture) knowsGroup(t *testing.T, binary, group string) bool {
 	if known, ok := fx.groups[binary+" "+group]; ok {
 		return known
 	}
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	cert := filepath.Join(dir, "cert.pem")
 	if err := os.WriteFile(cert, fx.routeCA.IssueBundle(t, "probe.example.com"), 0o600); err != nil {
 		t.Fatal(err)
@@ -267,7 +268,7 @@ type opRoute struct {
 	name, host, backend string
 	https               bool
 	// ca signs the certificate the Route serves (nil: the default certificate).
-	ca *testbed.CA
+	ca *testkit.CA
 	// backendTLS: the pod is reached over TLS (reencrypt).
 	backendTLS bool
 	opts       []framework.RouteOption
@@ -335,7 +336,7 @@ func (fx *opFixture) newRun(t *testing.T, d operatorenv.Deployment) *opRun {
 		args = []string{"--bind-address="}
 		dualStackPorts(t, o.r)
 	}
-	root := testbed.TempDir(t)
+	root := testkit.TempDir(t)
 	var err error
 	if o.mounts, err = newPodMounts(d, o.r.Dir, root); err != nil {
 		t.Fatal(err)
@@ -362,7 +363,7 @@ func (fx *opFixture) newRun(t *testing.T, d operatorenv.Deployment) *opRun {
 	o.sidecar = d.Variant == "default"
 	if o.sidecar {
 		// The HAProxy it checks the key-exchange groups with is the matrix's ($HAROUTE_HAPROXY).
-		o.r.StartSidecar(t, append([]string{"--check-binary=" + testbed.HAProxyBinary()}, args...), env.vars...)
+		o.r.StartSidecar(t, append([]string{"--check-binary=" + testkit.HAProxyBinary()}, args...), env.vars...)
 	} else {
 		o.r.Start(append([]string{testbed.ManagedHAProxyFlag()}, args...), env.vars...)
 	}
@@ -533,7 +534,7 @@ func dualStackPorts(t *testing.T, r *framework.ClusterRouter) {
 			r.Client.HTTPPort, r.Client.HTTPSPort = r.HTTPPort, r.HTTPSPort
 			return
 		}
-		ps := testbed.ListenPorts(t, 3)
+		ps := testkit.ListenPorts(t, 3)
 		r.HTTPPort, r.HTTPSPort, r.StatsPort = ps[0], ps[1], ps[2]
 	}
 	t.Fatal("no three ports free on both 0.0.0.0 and [::] after 20 attempts")

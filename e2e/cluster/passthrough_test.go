@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestPassthroughRoute: HAProxy picks a passthrough Route by SNI and relays the TLS connection: the
@@ -18,14 +18,14 @@ func TestPassthroughRoute(t *testing.T) {
 	c := framework.Start(t)
 	ns := c.Namespace(t, "passthrough")
 	const host = "pass.e2e.test"
-	ca := testbed.NewCA(t, "pod-ca")
+	ca := testkit.NewCA(t, "pod-ca")
 	cert, key := ca.Issue(t, host)
 	pods := framework.NewPodNetwork(t)
 	c.CreateService(t, ns, "tls", pods.StartTLSBackend("tls-pod", cert, key))
 	r := c.StartRouter(t)
 
 	c.CreateRoute(t, ns, "tls", host, "tls", framework.Passthrough())
-	r.WaitResponse("https://"+host+"/", func(resp *testbed.Response) error {
+	r.WaitResponse("https://"+host+"/", func(resp *testkit.Response) error {
 		if resp.Status != http.StatusOK || resp.Backend != "tls-pod" {
 			return fmt.Errorf("answer %d from %q", resp.Status, resp.Backend)
 		}

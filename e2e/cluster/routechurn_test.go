@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
@@ -33,7 +33,7 @@ func TestRouteChurnUnderLoad(t *testing.T) {
 	r.WaitBackends("steady.e2e.test", "/", "steady-pod")
 	reloads := r.Reloads()
 
-	load := testbed.StartLoad(t, r.Client, "http://steady.e2e.test/", "steady-pod")
+	load := testkit.StartLoad(t, r.Client, "http://steady.e2e.test/", "steady-pod")
 	for i := range routeChurnRounds {
 		name := fmt.Sprintf("extra-%d", i)
 		host := name + ".e2e.test"
@@ -48,7 +48,7 @@ func TestRouteChurnUnderLoad(t *testing.T) {
 
 	// A timeout annotation is a map entry on every version.
 	c.UpdateRoute(t, ns, "steady", framework.Annotations("haproxy.router.openshift.io/timeout", "45s"))
-	r.WaitResponse("http://steady.e2e.test/", func(*testbed.Response) error {
+	r.WaitResponse("http://steady.e2e.test/", func(*testkit.Response) error {
 		entries, err := socket.ShowMap(context.Background(), r.Admin, mapPath(r, model.MapTimeoutServer))
 		if err != nil || len(entries) != 1 || entries[0].Value != "45000" {
 			return fmt.Errorf("the timeout map holds %v (%v)", entries, err)
@@ -66,7 +66,7 @@ func TestRouteChurnUnderLoad(t *testing.T) {
 	}
 	c.UpdateRoute(t, ns, "steady", framework.Annotations("haproxy.router.openshift.io/timeout", "45s", "haproxy.router.openshift.io/balance", "leastconn"))
 	if caps.DynamicBackends && caps.SafeBackendDeletion {
-		r.WaitResponse("http://steady.e2e.test/", func(*testbed.Response) error {
+		r.WaitResponse("http://steady.e2e.test/", func(*testkit.Response) error {
 			list, err := r.Admin.Command(context.Background(), "show backend")
 			if err != nil || !strings.Contains(list, "be_http:"+ns+":steady\n") || strings.Contains(list, model.HandoverSuffix) {
 				return fmt.Errorf("the hand-over has not ended: %q (%v)", list, err)

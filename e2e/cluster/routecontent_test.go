@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -22,7 +22,7 @@ import (
 func TestRouteContentForcesNoReload(t *testing.T) {
 	c := framework.Start(t)
 	ns := c.Namespace(t, "content")
-	frontCA, podCA := testbed.NewCA(t, "front-ca"), testbed.NewCA(t, "pod-ca")
+	frontCA, podCA := testkit.NewCA(t, "front-ca"), testkit.NewCA(t, "pod-ca")
 	pods := framework.NewPodNetwork(t)
 	c.CreateService(t, ns, "web", pods.StartBackend("web-pod"))
 	podCert, podKey := podCA.Issue(t, "re."+ns+".svc")
@@ -49,7 +49,7 @@ func TestRouteContentForcesNoReload(t *testing.T) {
 	bundle := podCA.LargeCABundle(t, 200_000)
 	cert, key := frontCA.Issue(t, host)
 	c.CreateRoute(t, ns, "re", host, "re", framework.Reencrypt(cert, key, bundle))
-	r.WaitResponse("https://"+host+"/", func(resp *testbed.Response) error {
+	r.WaitResponse("https://"+host+"/", func(resp *testkit.Response) error {
 		if resp.Status != http.StatusOK || resp.Backend != "re-pod" {
 			return fmt.Errorf("answer %d from %q", resp.Status, resp.Backend)
 		}
@@ -69,7 +69,7 @@ func TestRouteContentForcesNoReload(t *testing.T) {
 	c.DeleteRoute(t, ns, "semi")
 	c.DeleteRoute(t, ns, "re")
 	r.WaitAnswer("semi.e2e.test", "/a;b=c/x", http.StatusServiceUnavailable, "")
-	r.WaitResponse("https://"+host+"/", func(resp *testbed.Response) error {
+	r.WaitResponse("https://"+host+"/", func(resp *testkit.Response) error {
 		if resp.Status != http.StatusServiceUnavailable || resp.Backend != "" {
 			return fmt.Errorf("answer %d from %q, want HAProxy's 503", resp.Status, resp.Backend)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 const scaleMax = 20
@@ -32,7 +32,7 @@ func TestScaleUnderLoad(t *testing.T) {
 	reloads := r.Reloads()
 	logBefore := len(r.Proc.Out.String())
 
-	load := testbed.StartLoad(t, r.Client, "http://"+host+"/", bs[0].Name)
+	load := testkit.StartLoad(t, r.Client, "http://"+host+"/", bs[0].Name)
 	step := func(cur, next []*framework.Backend) {
 		load.Allow(append(backendNames(cur), backendNames(next)...)...)
 		c.SetEndpoints(t, ns, "web", next...)

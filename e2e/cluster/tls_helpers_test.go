@@ -6,11 +6,11 @@ import (
 	"crypto/x509"
 	"fmt"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // verifyLeaf checks that the certificate resp came with verifies for host against ca.
-func verifyLeaf(resp *testbed.Response, ca *testbed.CA, host string) error {
+func verifyLeaf(resp *testkit.Response, ca *testkit.CA, host string) error {
 	leaf := resp.Leaf()
 	if leaf == nil {
 		return fmt.Errorf("no server certificate")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -28,21 +29,21 @@ const (
 // and until all are gone, are logged.
 func TestRouteBurst(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.55.1", "web")
-	burst := testbed.StartHTTPBackend(t, "127.0.55.2", "burst")
+	web := testkit.StartHTTPBackend(t, "127.0.55.1", "web")
+	burst := testkit.StartHTTPBackend(t, "127.0.55.2", "burst")
 	host := "base.burst.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("base", host, "web"),
-		"service.yaml": testbed.ServiceYAML("web", web) + "---\n" + testbed.ServiceYAML("burst", burst),
+		"route.yaml":   testkit.RouteYAML("base", host, "web"),
+		"service.yaml": testkit.ServiceYAML("web", web) + "---\n" + testkit.ServiceYAML("burst", burst),
 	})
-	r := b.startManaged(procOpts{}, nil)
+	r := b.StartManaged(testbed.FolderOpts{}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)
-	load := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
 	time.Sleep(loadSettle)
 
 	reloads := r.Reloads()
 	added := time.Now()
-	b.write("burst.yaml", routesYAML("burst", burstRoutes, "burst"))
+	b.Write("burst.yaml", routesYAML("burst", burstRoutes, "burst"))
 	waitAllAnswer(t, r, http.StatusOK, burst.Name)
 	allServed := time.Now()
 	if _, err := serverCheck(r); err != nil {
@@ -51,10 +52,10 @@ func TestRouteBurst(t *testing.T) {
 	addReloads := r.Reloads() - reloads
 
 	removed := time.Now()
-	b.remove("burst.yaml")
+	b.Remove("burst.yaml")
 	waitAllAnswer(t, r, http.StatusServiceUnavailable, "")
 	allGone := time.Now()
-	waitServers(t, r, addrs(web))
+	waitServers(t, r, testkit.Addrs(web))
 	removeReloads := r.Reloads() - reloads - addReloads
 	time.Sleep(loadSettle)
 	f := stopLoad(load)

@@ -1,6 +1,6 @@
 // Package faults holds fault-injection tests of `haroute run` in folder mode: the real binary, built
 // once per test run (or $HAROUTE_BINARY), drives a real HAProxy ($HAROUTE_HAPROXY, default
-// /usr/sbin/haproxy) on loopback while one fault is injected under continuous load (testbed.Load on a
+// /usr/sbin/haproxy) on loopback while one fault is injected under continuous load (testkit.Load on a
 // Route that exists throughout). The tests assert correctness — no answer from a wrong backend,
 // recovery without intervention, no backend holding a server twice, failures reported in the log,
 // /healthz/ready or /metrics — and never wall-clock timings: every wait is bounded, and what a fault

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 const (
@@ -49,21 +50,21 @@ func TestHAProxyKilledUnderLoad(t *testing.T) {
 // killHAProxyUnderLoad is one case of TestHAProxyKilledUnderLoad; its two backends listen on ips.
 func killHAProxyUnderLoad(t *testing.T, ips [2]string, name string, worker, early bool) {
 	host := name + ".kill.e2e.test"
-	web1 := testbed.StartHTTPBackend(t, ips[0], "web-1")
-	web2 := testbed.StartHTTPBackend(t, ips[1], "web-2")
+	web1 := testkit.StartHTTPBackend(t, ips[0], "web-1")
+	web2 := testkit.StartHTTPBackend(t, ips[1], "web-2")
 	b := newBed(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("web", host, "web"),
-		"service.yaml": testbed.ServiceYAML("web", web1),
+		"route.yaml":   testkit.RouteYAML("web", host, "web"),
+		"service.yaml": testkit.ServiceYAML("web", web1),
 	})
-	r := b.startManaged(procOpts{}, nil)
+	r := b.StartManaged(testbed.FolderOpts{}, nil)
 	started := time.Now()
 	r.WaitAnswer(host, "/", http.StatusOK, web1.Name)
 	// A runtime change: the new HAProxy must serve it too.
-	b.write("service.yaml", testbed.ServiceYAML("web", web1, web2))
-	waitServers(t, r, addrs(web1, web2))
+	b.Write("service.yaml", testkit.ServiceYAML("web", web1, web2))
+	waitServers(t, r, testkit.Addrs(web1, web2))
 	reloadsBefore := mustMetric(t, r.StatsPort, "haroute_reloads_total")
 
-	load := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", names(web1, web2)...)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", testkit.Names(web1, web2)...)
 	time.Sleep(loadSettle)
 	if !early {
 		time.Sleep(time.Until(started.Add(startupWindow)))
@@ -83,12 +84,12 @@ func killHAProxyUnderLoad(t *testing.T, ips [2]string, name string, worker, earl
 	killed := time.Now()
 	master := waitNewMaster(t, r, old[0])
 	r.MustStopWith(master)
-	back := waitServed(t, r, host, names(web1, web2)...)
+	back := waitServed(t, r, host, testkit.Names(web1, web2)...)
 	ready := waitReady(t, r)
 	// The runtime change made before the kill is lost with the old worker: haroute resyncs the new
 	// HAProxy with a reload.
 	reloads := waitMetricAbove(t, r.StatsPort, "haroute_reloads_total", reloadsBefore) - reloadsBefore
-	waitServers(t, r, addrs(web1, web2))
+	waitServers(t, r, testkit.Addrs(web1, web2))
 	time.Sleep(loadSettle)
 	f := stopLoad(load)
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // The change TestHarouteKilledMidApply interrupts: the base Service scales from 1 to midApplyPods
@@ -35,9 +36,9 @@ func TestHarouteKilledMidApply(t *testing.T) {
 		name := map[bool]string{true: "sidecar", false: "managed"}[sidecar]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var pods []*testbed.Backend
+			var pods []*testkit.Backend
 			for j := range midApplyPods {
-				pods = append(pods, testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.50.%d", 100*i+j+1), fmt.Sprintf("pod-%02d", j)))
+				pods = append(pods, testkit.StartHTTPBackend(t, fmt.Sprintf("127.0.50.%d", 100*i+j+1), fmt.Sprintf("pod-%02d", j)))
 			}
 			killMidApply(t, name, sidecar, pods)
 		})
@@ -45,30 +46,30 @@ func TestHarouteKilledMidApply(t *testing.T) {
 }
 
 // killMidApply is one case of TestHarouteKilledMidApply.
-func killMidApply(t *testing.T, name string, sidecar bool, pods []*testbed.Backend) {
+func killMidApply(t *testing.T, name string, sidecar bool, pods []*testkit.Backend) {
 	host := name + ".mid.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("base", host, "web"),
-		"service.yaml": testbed.ServiceYAML("web", pods[0]),
+		"route.yaml":   testkit.RouteYAML("base", host, "web"),
+		"service.yaml": testkit.ServiceYAML("web", pods[0]),
 	})
 	var r1 *testbed.RouterProcess
 	var h *testbed.HAProxy
 	if sidecar {
-		r1, h = b.startSidecar(procOpts{mayExit: true})
+		r1, h = b.StartSidecar(testbed.FolderOpts{MayExit: true})
 	} else {
-		r1 = b.startManaged(procOpts{mayExit: true}, nil)
+		r1 = b.StartManaged(testbed.FolderOpts{MayExit: true}, nil)
 	}
 	r1.WaitAnswer(host, "/", http.StatusOK, pods[0].Name)
-	waitServers(t, r1, addrs(pods[0]))
+	waitServers(t, r1, testkit.Addrs(pods[0]))
 	oldProcs := procPIDs(r1)
 	reloadsBefore := r1.Reloads()
-	load := testbed.StartLoad(t, testbed.NewClient(t, r1.HTTPPort, r1.HTTPSPort, nil), "http://"+host+"/", names(pods...)...)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r1.HTTPPort, r1.HTTPSPort, nil), "http://"+host+"/", testkit.Names(pods...)...)
 	time.Sleep(loadSettle)
 
 	// The change, and the kill as soon as HAProxy shows part of it.
-	b.write("service.yaml", testbed.ServiceYAML("web", pods...))
-	b.write("many.yaml", routesYAML("many", midApplyRoutes, "web"))
-	want := repeat(midApplyRoutes+1, addrs(pods...)...)
+	b.Write("service.yaml", testkit.ServiceYAML("web", pods...))
+	b.Write("many.yaml", routesYAML("many", midApplyRoutes, "web"))
+	want := repeat(midApplyRoutes+1, testkit.Addrs(pods...)...)
 	atKill := killWhenApplying(t, r1, len(want))
 	killed := time.Now()
 	t.Logf("haroute killed with %d of %d servers of the change applied", atKill, len(want))
@@ -84,18 +85,18 @@ func killMidApply(t *testing.T, name string, sidecar bool, pods []*testbed.Backe
 
 	var r2 *testbed.RouterProcess
 	if sidecar {
-		r2 = b.process(procOpts{}, r1)
-		r2.Start(sidecarFlags())
+		r2 = b.Process(testbed.FolderOpts{}, r1)
+		r2.Start(testbed.SidecarFlags())
 	} else {
-		r2 = b.startManaged(procOpts{}, r1)
+		r2 = b.StartManaged(testbed.FolderOpts{}, r1)
 		reloadsAtKill, reloadsBefore = 0, 0 // a new master counts from 0
 	}
 	ready := time.Now()
 	waitServers(t, r2, want)
 	for j := range midApplyRoutes {
-		waitServed(t, r2, hostOf("many", j), names(pods...)...)
+		waitServed(t, r2, hostOf("many", j), testkit.Names(pods...)...)
 	}
-	waitServed(t, r2, host, names(pods...)...)
+	waitServed(t, r2, host, testkit.Names(pods...)...)
 	converged := time.Now()
 	time.Sleep(loadSettle)
 	if _, err := serverCheck(r2); err != nil {

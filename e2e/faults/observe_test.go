@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -92,7 +93,7 @@ func alive(pid int) bool {
 
 // waitGone waits (bounded by timeout) until none of pids runs.
 func waitGone(timeout time.Duration, pids ...int) error {
-	return testbed.Eventually(timeout, pidPoll, func() error {
+	return testkit.Eventually(timeout, pidPoll, func() error {
 		for _, pid := range pids {
 			if alive(pid) {
 				return fmt.Errorf("process %d still runs", pid)
@@ -112,27 +113,16 @@ func procPIDs(r *testbed.RouterProcess) []int {
 	return pids
 }
 
-// masterPID returns the master's PID, or 0 when the master socket does not answer now.
-func masterPID(r *testbed.RouterProcess) int {
-	ctx, cancel := context.WithTimeout(context.Background(), socketTime)
-	defer cancel()
-	st, err := r.Master.ShowProc(ctx)
-	if err != nil {
-		return 0
-	}
-	return st.Master.PID
-}
-
 // waitNewMaster waits (bounded by applyTimeout) until the master socket answers for a master other
 // than old, and returns its PID.
 func waitNewMaster(t *testing.T, r *testbed.RouterProcess, old int) int {
 	t.Helper()
 	var pid int
-	if err := testbed.Eventually(applyTimeout, pidPoll, func() error {
+	if err := testkit.Eventually(applyTimeout, pidPoll, func() error {
 		if r.Proc != nil && r.Proc.Exited() {
-			return testbed.Final(errors.New("haroute exited"))
+			return testkit.Final(errors.New("haroute exited"))
 		}
-		if pid = masterPID(r); pid == 0 || pid == old {
+		if pid = r.MasterPID(); pid == 0 || pid == old {
 			return fmt.Errorf("master is %d", pid)
 		}
 		return nil
@@ -194,7 +184,7 @@ func waitServers(t *testing.T, r *testbed.RouterProcess, want []string) {
 	t.Helper()
 	want = append([]string(nil), want...)
 	sort.Strings(want)
-	if err := testbed.Eventually(applyTimeout, 20*time.Millisecond, func() error {
+	if err := testkit.Eventually(applyTimeout, 20*time.Millisecond, func() error {
 		got, err := serverCheck(r)
 		if err != nil {
 			return err
@@ -213,7 +203,7 @@ func waitServers(t *testing.T, r *testbed.RouterProcess, want []string) {
 func waitServed(t *testing.T, r *testbed.RouterProcess, host string, backends ...string) time.Time {
 	t.Helper()
 	var at time.Time
-	if err := testbed.Eventually(applyTimeout, pollEvery, func() error {
+	if err := testkit.Eventually(applyTimeout, pollEvery, func() error {
 		code, be, err := r.Get(host, "/")
 		if err != nil {
 			return err
@@ -243,7 +233,7 @@ func waitReady(t *testing.T, r *testbed.RouterProcess) time.Time {
 func waitMetricAbove(t *testing.T, port int, name string, before float64) float64 {
 	t.Helper()
 	var v float64
-	if err := testbed.Eventually(applyTimeout, 20*time.Millisecond, func() error {
+	if err := testkit.Eventually(applyTimeout, 20*time.Millisecond, func() error {
 		var err error
 		if v, err = metric(port, name); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Stalls of TestAdminSocketStalled: a short one, within the admin socket's timeout of one command
@@ -40,17 +41,17 @@ func TestAdminSocketStalled(t *testing.T) {
 // stallWorker is one case of TestAdminSocketStalled; its two backends listen on ips.
 func stallWorker(t *testing.T, stall time.Duration, ips [2]string) {
 	host := "stall.e2e.test"
-	web1 := testbed.StartHTTPBackend(t, ips[0], "web-1")
-	web2 := testbed.StartHTTPBackend(t, ips[1], "web-2")
+	web1 := testkit.StartHTTPBackend(t, ips[0], "web-1")
+	web2 := testkit.StartHTTPBackend(t, ips[1], "web-2")
 	b := newBed(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("web", host, "web"),
-		"service.yaml": testbed.ServiceYAML("web", web1),
+		"route.yaml":   testkit.RouteYAML("web", host, "web"),
+		"service.yaml": testkit.ServiceYAML("web", web1),
 	})
-	r := b.startManaged(procOpts{}, nil)
+	r := b.StartManaged(testbed.FolderOpts{}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web1.Name)
 	failuresBefore := mustMetric(t, r.StatsPort, "haroute_update_failures_total")
 	reloadsBefore := r.Reloads()
-	load := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", names(web1, web2)...)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", testkit.Names(web1, web2)...)
 	time.Sleep(loadSettle)
 
 	st := r.ShowProc()
@@ -69,7 +70,7 @@ func stallWorker(t *testing.T, stall time.Duration, ips [2]string) {
 	}
 	t.Cleanup(cont)
 	logBefore := len(r.Proc.Out.String())
-	b.write("service.yaml", testbed.ServiceYAML("web", web1, web2))
+	b.Write("service.yaml", testkit.ServiceYAML("web", web1, web2))
 	var probes []string
 	reported := false
 	for time.Since(stopped) < stall {
@@ -80,7 +81,7 @@ func stallWorker(t *testing.T, stall time.Duration, ips [2]string) {
 	}
 	cont()
 	resumed := time.Now()
-	waitServers(t, r, addrs(web1, web2))
+	waitServers(t, r, testkit.Addrs(web1, web2))
 	applied := time.Now()
 	r.WaitBackends(host, "/", web1.Name, web2.Name)
 	ready := waitReady(t, r)

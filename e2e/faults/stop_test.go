@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of TestGracefulStopUnderLoad.
@@ -33,29 +34,29 @@ const (
 // the stop took are logged.
 func TestGracefulStopUnderLoad(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.56.1", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.56.1", "web")
 	slowIP := "127.0.56.2"
 	entered := make(chan struct{}, 1)
 	slowPort := startSlowBackend(t, slowIP, "slow", entered)
 	host, slowHost := "base.stop.e2e.test", "slow.stop.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("base", host, "web") + "---\n" + testbed.RouteYAML("slow", slowHost, "slow"),
-		"service.yaml": testbed.ServiceYAML("web", web) + "---\n" + testbed.ServiceYAML("slow") + "---\n" + testbed.SliceYAML("slow", "slow", slowIP, slowPort),
+		"route.yaml":   testkit.RouteYAML("base", host, "web") + "---\n" + testkit.RouteYAML("slow", slowHost, "slow"),
+		"service.yaml": testkit.ServiceYAML("web", web) + "---\n" + testkit.ServiceYAML("slow") + "---\n" + testkit.SliceYAML("slow", "slow", slowIP, slowPort),
 	})
-	r := b.startManaged(procOpts{mayExit: true}, nil)
+	r := b.StartManaged(testbed.FolderOpts{MayExit: true}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)
 	pids := procPIDs(r)
 	idle := openIdle(t, r.HTTPPort, host, idleConns)
-	load := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
 	time.Sleep(loadSettle)
 
 	// The request in flight.
 	type answer struct {
-		resp *testbed.Response
+		resp *testkit.Response
 		err  error
 	}
 	slowDone := make(chan answer, 1)
-	slowClient := testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil)
+	slowClient := testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil)
 	go func() {
 		resp, err := slowClient.Do(http.MethodGet, "http://"+slowHost+"/", nil)
 		slowDone <- answer{resp, err}
@@ -126,7 +127,7 @@ func startSlowBackend(t *testing.T, ip, name string, entered chan<- struct{}) in
 			default:
 			}
 			time.Sleep(slowDelay)
-			w.Header().Set(testbed.HeaderBackend, name)
+			w.Header().Set(testkit.HeaderBackend, name)
 			fmt.Fprintln(w, name)
 		}),
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 )
 
@@ -82,24 +83,24 @@ func writeTemplates(t *testing.T, dir string) templates {
 // still work). A restart with the good template then converges again. No request of the load fails.
 func TestBrokenCustomTemplate(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.54.1", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.54.1", "web")
 	host, goodHost, badHost := "base.tmpl.e2e.test", "good.tmpl.e2e.test", "bad.tmpl.e2e.test"
 	b := newBed(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("base", host, "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"route.yaml":   testkit.RouteYAML("base", host, "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
-	tmpl := writeTemplates(t, testbed.TempDir(t))
-	r1, h := b.startSidecar(procOpts{mayExit: true}, "--template", tmpl.good)
+	tmpl := writeTemplates(t, testkit.TempDir(t))
+	r1, h := b.StartSidecar(testbed.FolderOpts{MayExit: true}, "--template", tmpl.good)
 	r1.WaitAnswer(host, "/", http.StatusOK, web.Name)
 	reloadsStart := r1.Reloads()
-	load := testbed.StartLoad(t, testbed.NewClient(t, r1.HTTPPort, r1.HTTPSPort, nil), "http://"+host+"/", web.Name)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r1.HTTPPort, r1.HTTPSPort, nil), "http://"+host+"/", web.Name)
 	time.Sleep(loadSettle)
 
 	// At runtime.
 	failuresBefore := mustMetric(t, r1.StatsPort, "haroute_update_failures_total")
 	logBefore := len(r1.Proc.Out.String())
-	b.write("bad.yaml", testbed.RouteYAML("bad", badHost, "web"))
-	b.write("good.yaml", testbed.RouteYAML("good", goodHost, "web"))
+	b.Write("bad.yaml", testkit.RouteYAML("bad", badHost, "web"))
+	b.Write("good.yaml", testkit.RouteYAML("good", goodHost, "web"))
 	waitServed(t, r1, goodHost, web.Name)
 	waitMetricAbove(t, r1.StatsPort, "haroute_update_failures_total", failuresBefore)
 	if code, be, err := r1.Get(badHost, "/"); err != nil || code != http.StatusServiceUnavailable {
@@ -110,15 +111,15 @@ func TestBrokenCustomTemplate(t *testing.T) {
 		t.Errorf("no log line names the refused Route and HAProxy's complaint; log:\n%s", runtimeLog)
 	}
 	t.Logf("at runtime: %s", grepLine(runtimeLog, "bad", badKeyword))
-	b.remove("bad.yaml")
+	b.Remove("bad.yaml")
 
 	// A restart with each broken template.
 	if err := r1.Proc.Cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	<-r1.Proc.Done()
-	cfgPath := layout.For(b.dir).Config()
-	good := testbed.ReadConfig(t, b.dir)
+	cfgPath := layout.For(b.HAProxyDir).Config()
+	good := testbed.ReadConfig(t, b.HAProxyDir)
 	st := r1.ShowProc()
 	if len(st.Workers) == 0 {
 		t.Fatal("show proc lists no worker")
@@ -142,7 +143,7 @@ func TestBrokenCustomTemplate(t *testing.T) {
 			if st := r1.ShowProc(); st.Master.PID != master || len(st.Workers) == 0 || st.Workers[0].PID != worker {
 				problems = append(problems, fmt.Sprintf("HAProxy master %d, workers %+v; want master %d still served by worker %d", st.Master.PID, st.Workers, master, worker))
 			}
-			if now := testbed.ReadConfig(t, b.dir); now != good {
+			if now := testbed.ReadConfig(t, b.HAProxyDir); now != good {
 				cerr := testbed.CheckConfig(cfgPath)
 				problems = append(problems, fmt.Sprintf("haroute replaced the configuration HAProxy runs (haproxy -c: %v)", cerr))
 			}
@@ -157,8 +158,8 @@ func TestBrokenCustomTemplate(t *testing.T) {
 
 	// Back to the good template.
 	restarted := time.Now()
-	r2 := b.process(procOpts{}, r1)
-	r2.Start(append(sidecarFlags(), "--template", tmpl.good))
+	r2 := b.Process(testbed.FolderOpts{}, r1)
+	r2.Start(append(testbed.SidecarFlags(), "--template", tmpl.good))
 	waitServed(t, r2, goodHost, web.Name)
 	r2.WaitAnswer(host, "/", http.StatusOK, web.Name)
 	back := time.Now()
@@ -171,14 +172,14 @@ func TestBrokenCustomTemplate(t *testing.T) {
 // brokenRestart runs haroute on b with flags naming a broken template (bounded by brokenRunTimeout).
 // It must exit with an error that names one of says, or keep running, not ready, with a warning or
 // an error in its log that names one of them.
-func brokenRestart(t *testing.T, b *bed, like *testbed.RouterProcess, flags, says []string) {
+func brokenRestart(t *testing.T, b *testbed.Folder, like *testbed.RouterProcess, flags, says []string) {
 	t.Helper()
-	p := b.process(procOpts{mayExit: true}, like)
+	p := b.Process(testbed.FolderOpts{MayExit: true}, like)
 	ctx, cancel := context.WithTimeout(context.Background(), brokenRunTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, b.binary, p.Args(append(sidecarFlags(), flags...)...)...)
+	cmd := exec.CommandContext(ctx, b.Binary, p.Args(append(testbed.SidecarFlags(), flags...)...)...)
 	cmd.Env = p.Env()
-	proc := testbed.StartProcess(t, "haroute", cmd, testbed.ProcessOptions{StopTimeout: stopTimeout, LogTail: logTail})
+	proc := testkit.StartProcess(t, "haroute", cmd, testkit.ProcessOptions{StopTimeout: stopTimeout, LogTail: logTail})
 	deadline := time.Now().Add(brokenWatch)
 	code, body := 0, ""
 	for time.Now().Before(deadline) && !proc.Exited() {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 )
 
@@ -42,6 +43,7 @@ const (
 // from the old endpoint only, the new Route not served, no reload. Once conf/ is writable again the
 // change is served without help and readiness says "ok" again; no request fails throughout.
 func TestHAProxyDirUnwritable(t *testing.T) {
+	testkit.NeedsRoot(t, "a private mount namespace, a bind mount and a tmpfs")
 	t.Parallel()
 	for _, tool := range []string{"unshare", "nsenter", "mount"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -60,18 +62,18 @@ func TestHAProxyDirUnwritable(t *testing.T) {
 // unwritable is one case of TestHAProxyDirUnwritable.
 func unwritable(t *testing.T, full bool, ips [2]string) {
 	host, newHost := "unwritable.e2e.test", "new.unwritable.e2e.test"
-	web1 := testbed.StartHTTPBackend(t, ips[0], "web-1")
-	web2 := testbed.StartHTTPBackend(t, ips[1], "web-2")
+	web1 := testkit.StartHTTPBackend(t, ips[0], "web-1")
+	web2 := testkit.StartHTTPBackend(t, ips[1], "web-2")
 	b := newBed(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("web", host, "web"),
-		"service.yaml": testbed.ServiceYAML("web", web1),
+		"route.yaml":   testkit.RouteYAML("web", host, "web"),
+		"service.yaml": testkit.ServiceYAML("web", web1),
 	})
-	conf := layout.For(b.dir).ConfDir()
-	b.binary = namespaceWrapper(t, conf, full)
-	r := b.startManaged(procOpts{}, nil)
+	conf := layout.For(b.HAProxyDir).ConfDir()
+	b.Binary = namespaceWrapper(t, conf, full)
+	r := b.StartManaged(testbed.FolderOpts{}, nil)
 	r.WaitAnswer(host, "/", http.StatusOK, web1.Name)
 	pid := r.Proc.Cmd.Process.Pid
-	load := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web1.Name)
+	load := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web1.Name)
 	time.Sleep(loadSettle)
 	reloads := r.Reloads()
 	failuresBefore := mustMetric(t, r.StatsPort, "haroute_update_failures_total")
@@ -89,13 +91,13 @@ func unwritable(t *testing.T, full bool, ips [2]string) {
 	}
 	faultAt := time.Now()
 	logBefore := len(r.Proc.Out.String())
-	b.write("service.yaml", testbed.ServiceYAML("web", web1, web2))
-	b.write("new.yaml", testbed.RouteYAML("new", newHost, "web"))
+	b.Write("service.yaml", testkit.ServiceYAML("web", web1, web2))
+	b.Write("new.yaml", testkit.RouteYAML("new", newHost, "web"))
 
 	waitMetricAbove(t, r.StatsPort, "haroute_update_failures_total", failuresBefore)
 	reportedAt := time.Now()
 	var line string
-	if err := testbed.Eventually(applyTimeout, 20*time.Millisecond, func() error {
+	if err := testkit.Eventually(applyTimeout, 20*time.Millisecond, func() error {
 		if line = grepLine(r.Proc.Out.String()[logBefore:], `msg="sync failed`, errText); line == "" {
 			return errors.New("no sync failure line naming " + errText)
 		}
@@ -104,7 +106,7 @@ func unwritable(t *testing.T, full bool, ips [2]string) {
 		t.Errorf("log: %v", err)
 	}
 	// The metric counts the failed update a moment before the loop records the failing sync.
-	if err := testbed.Eventually(applyTimeout, 20*time.Millisecond, func() error {
+	if err := testkit.Eventually(applyTimeout, 20*time.Millisecond, func() error {
 		code, body, err := statsGet(r.StatsPort, "/healthz/ready")
 		if err != nil || code != http.StatusOK || !strings.Contains(body, "failed") || !strings.Contains(body, errText) {
 			return fmt.Errorf("%d %q %v", code, body, err)
@@ -126,11 +128,11 @@ func unwritable(t *testing.T, full bool, ips [2]string) {
 	load.Allow(web1.Name, web2.Name)
 	restore()
 	restoredAt := time.Now()
-	waitServers(t, r, addrs(web1, web1, web2, web2)) // the base Route's backend and the new Route's
+	waitServers(t, r, testkit.Addrs(web1, web1, web2, web2)) // the base Route's backend and the new Route's
 	waitServed(t, r, newHost, web1.Name, web2.Name)
 	r.WaitBackends(host, "/", web1.Name, web2.Name)
 	recovered := time.Now()
-	if err := testbed.Eventually(applyTimeout, 20*time.Millisecond, func() error {
+	if err := testkit.Eventually(applyTimeout, 20*time.Millisecond, func() error {
 		if code, body, err := statsGet(r.StatsPort, "/healthz/ready"); err != nil || code != http.StatusOK || strings.TrimSpace(body) != "ok" {
 			return fmt.Errorf("%d %q %v", code, body, err)
 		}

@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Environment of a backend process: the test binary re-executed inside a network namespace. One
@@ -28,7 +28,7 @@ const (
 	// envBackendTLS is "certfile,keyfile": the backend serves TLS with that key pair.
 	envBackendTLS = "HAROUTE_E2E_BACKEND_TLS"
 	// envBackendEcho set to 1 makes the backend answer every path with testbed's echo
-	// (testbed.EchoHandler) instead of backendHandler.
+	// (testkit.EchoHandler) instead of backendHandler.
 	envBackendEcho    = "HAROUTE_E2E_BACKEND_ECHO"
 	backendReadHeader = 10 * time.Second
 )
@@ -42,7 +42,7 @@ func ServeBackendIfAsked() (bool, int) {
 	}
 	handler := backendHandler
 	if os.Getenv(envBackendEcho) == "1" {
-		handler = testbed.EchoHandler
+		handler = testkit.EchoHandler
 	}
 	if err := serveBackends(strings.Split(addrs, ","), strings.Split(os.Getenv(envBackendName), ","), os.Getenv(envBackendTLS), handler); err != nil {
 		fmt.Fprintln(os.Stderr, "backend:", err)
@@ -91,7 +91,7 @@ type Echo struct {
 // "<name> <method> <path>\n", StreamPath with a stream of ticks and EchoPath with an Echo.
 func backendHandler(name string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(testbed.HeaderBackend, name)
+		w.Header().Set(testkit.HeaderBackend, name)
 		switch r.URL.Path {
 		case StreamPath:
 			stream(w, r, name)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestBackendHandler: a pod's backend answers a plain request with its name, and StreamPath with
@@ -31,8 +31,8 @@ func TestBackendHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != http.StatusOK || resp.Header.Get(testbed.HeaderBackend) != "pod-a" || string(body) != "pod-a GET /x\n" {
-		t.Errorf("GET /x = %d from %q: %q", resp.StatusCode, resp.Header.Get(testbed.HeaderBackend), body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(testkit.HeaderBackend) != "pod-a" || string(body) != "pod-a GET /x\n" {
+		t.Errorf("GET /x = %d from %q: %q", resp.StatusCode, resp.Header.Get(testkit.HeaderBackend), body)
 	}
 
 	start := time.Now()
@@ -41,8 +41,8 @@ func TestBackendHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get(testbed.HeaderBackend) != "pod-a" {
-		t.Fatalf("GET %s = %d from %q", StreamPath, resp.StatusCode, resp.Header.Get(testbed.HeaderBackend))
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(testkit.HeaderBackend) != "pod-a" {
+		t.Fatalf("GET %s = %d from %q", StreamPath, resp.StatusCode, resp.Header.Get(testkit.HeaderBackend))
 	}
 	lines := bufio.NewScanner(resp.Body)
 	for i, want := range []string{"pod-a tick 0", "pod-a tick 1"} {

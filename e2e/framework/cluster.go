@@ -40,7 +40,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // routeCRD is route/v1/zz_generated.crd-manifests/routes.crd.yaml of github.com/openshift/api.
@@ -74,14 +74,14 @@ type Cluster struct {
 
 	dir       string
 	caPEM     []byte
-	etcd      *testbed.Process
-	apiserver *testbed.Process
+	etcd      *testkit.Process
+	apiserver *testkit.Process
 	// apiserverBin and apiserverArgs restart the API server (RestartAPIServer).
 	apiserverBin  string
 	apiserverArgs []string
 	adminToken    string
 	// serviceCA stands for OpenShift's service CA (ServiceCA).
-	serviceCA *testbed.CA
+	serviceCA *testkit.CA
 }
 
 // Start runs etcd and kube-apiserver for the test, installs the Route CRD and the router's RBAC.
@@ -417,7 +417,7 @@ func (c *Cluster) RestartAPIServer(t *testing.T) {
 	// router's watches.
 	opts := processOptions()
 	opts.KillOnStop = true
-	c.apiserver = testbed.StartProcess(t, "kube-apiserver (restarted)", exec.Command(c.apiserverBin, c.apiserverArgs...), opts)
+	c.apiserver = testkit.StartProcess(t, "kube-apiserver (restarted)", exec.Command(c.apiserverBin, c.apiserverArgs...), opts)
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := c.waitAPIServer(ctx); err != nil {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // BackendPort is the port every backend listens on inside its namespace.
@@ -44,7 +44,7 @@ type Backend struct {
 	Name string
 	IP   string
 	Port int
-	proc *testbed.Process
+	proc *testkit.Process
 }
 
 // Addr returns "ip:port".
@@ -117,7 +117,7 @@ func (n *PodNetwork) StartTLSBackend(name string, certPEM, keyPEM []byte) *Backe
 }
 
 // StartEchoBackends is StartBackends with backends that answer every path with testbed's echo
-// (testbed.EchoHandler: the request as received, as JSON).
+// (testkit.EchoHandler: the request as received, as JSON).
 func (n *PodNetwork) StartEchoBackends(names ...string) []*Backend {
 	n.t.Helper()
 	return n.start([]string{envBackendEcho + "=1"}, " (echo)", names...)
@@ -198,7 +198,7 @@ func (n *PodNetwork) run(env []string, kind string, backends []*Backend) []*Back
 	proc := startProcess(t, "backend "+strings.Join(names, ",")+kind, cmd)
 	for _, b := range backends {
 		b.proc = proc
-		if err := testbed.Eventually(backendStartTimeout, 20*time.Millisecond, func() error {
+		if err := testkit.Eventually(backendStartTimeout, 20*time.Millisecond, func() error {
 			if proc.Exited() {
 				return fmt.Errorf("backend exited: %s", proc.Out.String())
 			}

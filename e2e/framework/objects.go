@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // CreateService creates Service svc in ns with one port named http (80 → http) and an EndpointSlice
@@ -201,7 +201,7 @@ func (c *Cluster) WaitAdmitted(t *testing.T, ns, name, status, reason string) Ad
 func (c *Cluster) WaitAdmittedBy(t *testing.T, ns, name, routerName, status, reason string) Admission {
 	t.Helper()
 	var got Admission
-	err := testbed.Eventually(WaitTimeout, waitInterval, func() error {
+	err := testkit.Eventually(WaitTimeout, waitInterval, func() error {
 		var seen []string
 		for _, a := range c.Admissions(t, ns, name) {
 			if routerName != "" && a.RouterName != routerName {
@@ -242,7 +242,7 @@ func (c *Cluster) Admissions(t *testing.T, ns, name string) []Admission {
 // WaitNoEntry waits until Route ns/name has no status.ingress entry from routerName.
 func (c *Cluster) WaitNoEntry(t *testing.T, ns, name, routerName string) {
 	t.Helper()
-	if err := testbed.Eventually(WaitTimeout, waitInterval, func() error {
+	if err := testkit.Eventually(WaitTimeout, waitInterval, func() error {
 		for _, a := range c.Admissions(t, ns, name) {
 			if a.RouterName == routerName {
 				return fmt.Errorf("entry from %s: %+v", routerName, a)

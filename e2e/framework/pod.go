@@ -23,7 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/manifests"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/runtime/socket"
@@ -66,11 +66,11 @@ type Pod struct {
 	// HTTPPort, HTTPSPort and StatsPort are the manifest's ports.
 	HTTPPort, HTTPSPort, StatsPort int
 	// Client sends requests to HAProxy's public ports.
-	Client *testbed.Client
+	Client *testkit.Client
 	// Master talks to HAProxy's master socket (the haproxy container's -S).
 	Master *socket.Master
 	// HAProxy and Haroute are the running containers' processes.
-	HAProxy, Haroute *testbed.Process
+	HAProxy, Haroute *testkit.Process
 
 	t          *testing.T
 	root       string // the "images" and the ServiceAccount files
@@ -153,7 +153,7 @@ func (c *Cluster) newPod(ctx context.Context, t *testing.T, dep *appsv1.Deployme
 	}
 	// The pod's user must reach the binaries and the volume: a directory of its own, not t.TempDir's
 	// private one.
-	p.root = testbed.TempDir(t)
+	p.root = testkit.TempDir(t)
 	p.Dir = filepath.Join(p.root, "volume")
 	if err := os.Chmod(p.root, 0o755); err != nil {
 		t.Fatal(err)
@@ -164,7 +164,7 @@ func (c *Cluster) newPod(ctx context.Context, t *testing.T, dep *appsv1.Deployme
 	if err := os.Chown(p.Dir, int(p.uid), int(p.gid)); err != nil {
 		t.Fatal(err)
 	}
-	p.haproxyBin = copyExecutable(t, testbed.HAProxyBinary(), filepath.Join(p.root, "haproxy"))
+	p.haproxyBin = copyExecutable(t, testkit.HAProxyBinary(), filepath.Join(p.root, "haproxy"))
 	p.harouteBin = copyExecutable(t, haroute, filepath.Join(p.root, "haroute"))
 
 	sa := filepath.Join(p.root, "serviceaccount")
@@ -207,7 +207,7 @@ func (c *Cluster) newPod(ctx context.Context, t *testing.T, dep *appsv1.Deployme
 		}
 		_ = l.Close()
 	}
-	p.Client = testbed.NewClient(t, p.HTTPPort, p.HTTPSPort, nil)
+	p.Client = testkit.NewClient(t, p.HTTPPort, p.HTTPSPort, nil)
 	p.Master = socket.NewMaster(p.masterSocket(), socket.Options{})
 	return p
 }
@@ -341,7 +341,7 @@ func (p *Pod) runInit(c corev1.Container) {
 }
 
 // start runs container name and waits until its readiness probe answers 200.
-func (p *Pod) start(name string) *testbed.Process {
+func (p *Pod) start(name string) *testkit.Process {
 	t := p.t
 	t.Helper()
 	c := p.container(name)
@@ -351,7 +351,7 @@ func (p *Pod) start(name string) *testbed.Process {
 	if n := p.restarts[name]; n > 0 {
 		label = fmt.Sprintf("container %s (restart %d)", name, n)
 	}
-	proc := testbed.StartProcess(t, label, p.command(c), opts)
+	proc := testkit.StartProcess(t, label, p.command(c), opts)
 	if err := p.WaitProbe(c, c.ReadinessProbe, podReadyTimeout, proc); err != nil {
 		t.Fatalf("%s: readiness: %v", label, err)
 	}
@@ -429,7 +429,7 @@ const replayPodIP = "127.0.0.61"
 
 // WaitProbe waits (bounded by timeout) until probe of container c answers as the kubelet wants it:
 // an HTTP GET on the named or numbered port of the pod's address with a 2xx or 3xx status.
-func (p *Pod) WaitProbe(c corev1.Container, probe *corev1.Probe, timeout time.Duration, proc *testbed.Process) error {
+func (p *Pod) WaitProbe(c corev1.Container, probe *corev1.Probe, timeout time.Duration, proc *testkit.Process) error {
 	if probe == nil || probe.HTTPGet == nil {
 		return fmt.Errorf("container %s: no HTTP probe", c.Name)
 	}
@@ -446,9 +446,9 @@ func (p *Pod) WaitProbe(c corev1.Container, probe *corev1.Probe, timeout time.Du
 	}
 	target := "http://" + replayPodIP + ":" + strconv.Itoa(port) + probe.HTTPGet.Path
 	hc := &http.Client{Timeout: time.Second}
-	return testbed.Eventually(timeout, waitInterval, func() error {
+	return testkit.Eventually(timeout, waitInterval, func() error {
 		if proc != nil && proc.Exited() {
-			return testbed.Final(fmt.Errorf("%s exited", proc.Name))
+			return testkit.Final(fmt.Errorf("%s exited", proc.Name))
 		}
 		resp, err := hc.Get(target)
 		if err != nil {

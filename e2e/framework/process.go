@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of the child processes (etcd, kube-apiserver, backends).
@@ -21,18 +21,18 @@ const (
 
 // processOptions is how the framework owns its child processes: SIGKILL when the test binary dies,
 // SIGTERM then SIGKILL after stopTimeout on cleanup, the log's tail written to the test log on failure.
-func processOptions() testbed.ProcessOptions {
-	return testbed.ProcessOptions{StopTimeout: stopTimeout, Deathsig: syscall.SIGKILL, LogTail: tailBytes}
+func processOptions() testkit.ProcessOptions {
+	return testkit.ProcessOptions{StopTimeout: stopTimeout, Deathsig: syscall.SIGKILL, LogTail: tailBytes}
 }
 
 // startProcess starts cmd as a child process owned by PID and stopped on cleanup (processOptions).
-func startProcess(t *testing.T, name string, cmd *exec.Cmd) *testbed.Process {
+func startProcess(t *testing.T, name string, cmd *exec.Cmd) *testkit.Process {
 	t.Helper()
-	return testbed.StartProcess(t, name, cmd, processOptions())
+	return testkit.StartProcess(t, name, cmd, processOptions())
 }
 
 // freePorts returns n distinct free loopback ports.
-func freePorts(t *testing.T, n int) []int { return testbed.ListenPorts(t, n) }
+func freePorts(t *testing.T, n int) []int { return testkit.ListenPorts(t, n) }
 
 // binDir is where `make e2e-bin` puts etcd and kube-apiserver; HAROUTE_E2E_BIN overrides it.
 func binDir(t *testing.T) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of the router helpers.
@@ -122,7 +123,7 @@ func (c *Cluster) newRouter(t *testing.T) *ClusterRouter {
 			ShowProc: WaitTimeout,
 			Socket:   socketTimeout,
 		},
-		Process: testbed.ProcessOptions{
+		Process: testkit.ProcessOptions{
 			StopTimeout: routerStopTimeout,
 			Deathsig:    syscall.SIGKILL,
 			LogTail:     routerLogTail,
@@ -131,7 +132,7 @@ func (c *Cluster) newRouter(t *testing.T) *ClusterRouter {
 }
 
 // Eventually polls cond (bounded by WaitTimeout) until it returns nil, and returns its last error.
-func Eventually(cond func() error) error { return testbed.Eventually(WaitTimeout, waitInterval, cond) }
+func Eventually(cond func() error) error { return testkit.Eventually(WaitTimeout, waitInterval, cond) }
 
 // Inspect runs `haroute <args> --haproxy-dir <r's>` (an inspection command: state, diff, explain,
 // doctor) and returns its standard output and exit status.

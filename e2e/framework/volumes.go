@@ -20,7 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/manifests"
 )
 
@@ -92,10 +92,10 @@ func WriteKubeletVolume(dir string, files map[string][]byte) error {
 
 // ServiceCA returns the CA that stands for OpenShift's service CA in this cluster (created on first
 // use): ReplayPod signs the serving certificates the objects it applies ask for with it.
-func (c *Cluster) ServiceCA(t *testing.T) *testbed.CA {
+func (c *Cluster) ServiceCA(t *testing.T) *testkit.CA {
 	t.Helper()
 	if c.serviceCA == nil {
-		c.serviceCA = testbed.NewCA(t, "openshift-service-serving-signer")
+		c.serviceCA = testkit.NewCA(t, "openshift-service-serving-signer")
 	}
 	return c.serviceCA
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 )
 
@@ -19,9 +19,9 @@ const defaultCertName = "default.router.test"
 type Bed struct {
 	// RouterCA signs the default certificate and the Routes' certificates; ServiceCA the TLS
 	// backends' certificate (the reencrypt Routes' destination CA).
-	RouterCA, ServiceCA *testbed.CA
+	RouterCA, ServiceCA *testkit.CA
 	DefaultCertPEM      []byte
-	Backends            map[string]*testbed.Backend
+	Backends            map[string]*testkit.Backend
 	Addrs               []Addr
 }
 
@@ -32,9 +32,9 @@ type Bed struct {
 func NewBed(t testing.TB, nHTTP, nTLS int) *Bed {
 	t.Helper()
 	b := &Bed{
-		RouterCA:  testbed.NewCA(t, "oracle router CA"),
-		ServiceCA: testbed.NewCA(t, "oracle service CA"),
-		Backends:  map[string]*testbed.Backend{},
+		RouterCA:  testkit.NewCA(t, "oracle router CA"),
+		ServiceCA: testkit.NewCA(t, "oracle service CA"),
+		Backends:  map[string]*testkit.Backend{},
 	}
 	b.DefaultCertPEM = b.RouterCA.IssueBundle(t, defaultCertName)
 	names := []string{"*." + appsDomain}
@@ -46,17 +46,17 @@ func NewBed(t testing.TB, nHTTP, nTLS int) *Bed {
 	}
 	certPEM, keyPEM := b.ServiceCA.Issue(t, names...)
 	for i := 0; i < nHTTP; i++ {
-		be := testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 2+i%30), fmt.Sprintf("h%02d", i))
+		be := testkit.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 2+i%30), fmt.Sprintf("h%02d", i))
 		b.add(be)
 	}
 	for i := 0; i < nTLS; i++ {
-		be := testbed.StartTLSBackend(t, fmt.Sprintf("127.0.1.%d", 2+i%30), fmt.Sprintf("t%02d", i), certPEM, keyPEM)
+		be := testkit.StartTLSBackend(t, fmt.Sprintf("127.0.1.%d", 2+i%30), fmt.Sprintf("t%02d", i), certPEM, keyPEM)
 		b.add(be)
 	}
 	return b
 }
 
-func (b *Bed) add(be *testbed.Backend) {
+func (b *Bed) add(be *testkit.Backend) {
 	b.Backends[be.Name] = be
 	b.Addrs = append(b.Addrs, Addr{Name: be.Name, IP: be.IP, Port: be.Port, TLS: be.TLS})
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/observe"
 )
 
@@ -67,7 +67,7 @@ func (c StepCheck) Describe(limit int) string {
 // per Route, each against its own applied state, the answers to the corpus of B's desired state and,
 // with feel, what users feel (mutated names the Route the step changed). owners maps backend names to
 // Routes for this step.
-func CheckStep(ctx context.Context, d *Driver, clientA *testbed.Client, b *Fresh, owners map[string]string, workers int, feel *Feel, mutated string) (StepCheck, error) {
+func CheckStep(ctx context.Context, d *Driver, clientA *testkit.Client, b *Fresh, owners map[string]string, workers int, feel *Feel, mutated string) (StepCheck, error) {
 	var c StepCheck
 	obsA, err := observe.Observe(ctx, d.Admin, d.Applied, d.Paths)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -105,11 +105,11 @@ type Answer struct {
 	// CookieAttrs is what followed the sticky cookie's value (e.g. "; path=/; HttpOnly; Secure;
 	// SameSite=None"): OpenShift's attributes, which A takes from a map.
 	CookieAttrs string
-	// Forwarded is what the backend received of the forwarded headers (testbed.ForwardedSummary),
+	// Forwarded is what the backend received of the forwarded headers (testkit.ForwardedSummary),
 	// for a request that carried its own X-Forwarded-For and X-Forwarded-Host (clientForwarded), so
 	// that every policy (append, replace, if-none, never) leaves a different trace.
 	Forwarded string
-	// Headers are the X-Hdr-* request headers the backend received (testbed.HeaderSummary, after the
+	// Headers are the X-Hdr-* request headers the backend received (testkit.HeaderSummary, after the
 	// Route's request header actions), then those the client received (after its response actions).
 	Headers string
 	Err     string
@@ -163,14 +163,14 @@ func (a Answer) String() string {
 var cookieValue = regexp.MustCompile(`^(?:[0-9a-f]{16}|[0-9a-f]{32})$`)
 
 // Ask sends one GET and reduces the response; owners maps backend names to Routes.
-func Ask(c *testbed.Client, url string, owners map[string]string) Answer {
+func Ask(c *testkit.Client, url string, owners map[string]string) Answer {
 	resp, err := c.Do(http.MethodGet, url, clientForwarded())
 	if err != nil {
 		return Answer{Status: -1, Err: err.Error()}
 	}
 	a := Answer{Status: resp.Status, Backend: resp.Backend, Location: resp.Header.Get("Location"),
-		Forwarded: resp.Header.Get(testbed.HeaderForwarded)}
-	if got, sent := resp.Header.Get(testbed.HeaderReceived), testbed.HeaderSummary(resp.Header); got != "" || sent != "" {
+		Forwarded: resp.Header.Get(testkit.HeaderForwarded)}
+	if got, sent := resp.Header.Get(testkit.HeaderReceived), testkit.HeaderSummary(resp.Header); got != "" || sent != "" {
 		a.Headers = "received " + got + " sent " + sent
 	}
 	if resp.Backend != "" {
@@ -201,7 +201,7 @@ type Exchange struct {
 
 // AskBoth sends every request to A and to B with a few workers and returns the exchanges in
 // corpus order.
-func AskBoth(ca, cb *testbed.Client, corpus []Request, owners map[string]string, workers int) []Exchange {
+func AskBoth(ca, cb *testkit.Client, corpus []Request, owners map[string]string, workers int) []Exchange {
 	out := make([]Exchange, len(corpus))
 	next := make(chan int)
 	var wg sync.WaitGroup

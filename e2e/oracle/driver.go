@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
@@ -44,7 +45,7 @@ type Driver struct {
 
 // NewDriver returns a driver for an HAProxy that the first Step starts in a new directory.
 func NewDriver(t testing.TB, opts mapping.Options, defaultCertPEM []byte) *Driver {
-	return &Driver{t: t, Opts: opts, Dir: testbed.TempDir(t), defaultCertPEM: defaultCertPEM, tr: mapping.NewTranslator(opts)}
+	return &Driver{t: t, Opts: opts, Dir: testkit.TempDir(t), defaultCertPEM: defaultCertPEM, tr: mapping.NewTranslator(opts)}
 }
 
 // StepResult is what one driver step did.
@@ -146,7 +147,7 @@ func (d *Driver) start(ctx context.Context, res StepResult, began time.Time) (St
 	inst, err := haproxy.New(haproxy.Config{
 		Dir:    d.Dir,
 		Render: render.Options{DefaultCertificatePEM: d.defaultCertPEM},
-		Binary: testbed.HAProxyBinary(),
+		Binary: testkit.HAProxyBinary(),
 	})
 	if err != nil {
 		return res, err

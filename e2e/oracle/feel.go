@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -105,7 +105,7 @@ func firstLine(s string) string {
 type side struct {
 	name   string
 	admin  socket.Runner
-	client *testbed.Client
+	client *testkit.Client
 	cfg    *model.Config // what it runs: A's applied state, B's WithPool(desired)
 }
 
@@ -174,7 +174,7 @@ func probeRoute(ctx context.Context, s side, route, url string, n int, passthrou
 	return p, nil
 }
 
-func statusOf(r *testbed.Response) string {
+func statusOf(r *testkit.Response) string {
 	if r == nil {
 		return "no response"
 	}
@@ -379,7 +379,7 @@ func (s *Sticky) Identity(applied *model.Config, st *FeelStats) []string {
 // cookie_name annotation), and, before HAProxy 3.0 (KeepAcrossRename false), the one rename a Route
 // may go through, from a spare to its own backend, after which the client is dropped; so are clients
 // whose Route or server went.
-func (s *Sticky) Check(c *testbed.Client, applied *model.Config, urls map[string]string, st *FeelStats) []string {
+func (s *Sticky) Check(c *testkit.Client, applied *model.Config, urls map[string]string, st *FeelStats) []string {
 	var out []string
 	for _, key := range sortedKeys(s.clients) {
 		sc := s.clients[key]
@@ -477,7 +477,7 @@ func NewFeel(addrs []Addr) *Feel {
 // Check runs one step's probe checks: identity and kept cookies in A, then the Route the step
 // changed and one more (in rotation) probed through A and B. xs are the step's corpus exchanges: a
 // Route is probed on its own URL when both answered it alike and B from the Route.
-func (f *Feel) Check(ctx context.Context, d *Driver, clientA *testbed.Client, b *Fresh, xs []Exchange, mutated string) ([]string, error) {
+func (f *Feel) Check(ctx context.Context, d *Driver, clientA *testkit.Client, b *Fresh, xs []Exchange, mutated string) ([]string, error) {
 	if !f.versionKnown {
 		caps, err := socket.DetectCapabilities(ctx, d.Admin)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
@@ -27,16 +28,16 @@ type Fresh struct {
 	Desired, Config *model.Config
 	Paths           render.RuntimePaths
 	Admin           *socket.Admin
-	Client          *testbed.Client
+	Client          *testkit.Client
 }
 
 // StartFresh translates in with opts on new free ports and starts B.
 func StartFresh(t testing.TB, in mapping.Input, opts mapping.Options, defaultCertPEM []byte) (*Fresh, error) {
-	ports := testbed.ListenPorts(t, 2)
+	ports := testkit.ListenPorts(t, 2)
 	opts.HTTPPort, opts.HTTPSPort = ports[0], ports[1]
 	desired, _ := mapping.Translate(in, opts)
 	cfg := plan.WithPool(desired)
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	files, err := render.Render(cfg, render.Options{Dir: dir, DefaultCertificatePEM: defaultCertPEM})
 	if err != nil {
 		return nil, fmt.Errorf("render B: %w", err)
@@ -52,7 +53,7 @@ func StartFresh(t testing.TB, in mapping.Input, opts mapping.Options, defaultCer
 		Config:  cfg,
 		Paths:   paths,
 		Admin:   socket.NewAdmin(h.AdminSocket, socket.Options{}),
-		Client:  testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, nil),
+		Client:  testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, nil),
 	}
 	// A reload is followed by stopping the checks of single-endpoint backends.
 	ctx, cancel := context.WithTimeout(context.Background(), freshStopChecksTimeout)

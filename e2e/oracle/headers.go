@@ -11,8 +11,8 @@ import (
 // Name when Value is "".
 type HeaderAct struct{ Name, Value string }
 
-// The header actions the walk uses. Their names start with testbed.HeaderPrefix, so the backends
-// report what they received (testbed.HeaderSummary) and the answers compare what the client got;
+// The header actions the walk uses. Their names start with testkit.HeaderPrefix, so the backends
+// report what they received (testkit.HeaderSummary) and the answers compare what the client got;
 // every request carries X-Hdr-Client and every backend answers X-Hdr-Origin, so that deleting,
 // replacing and reading them leave a trace.
 var (

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/plan"
 )
@@ -77,7 +78,7 @@ func walkOracle(t *testing.T, seed uint64, steps int, bed *Bed, opts mapping.Opt
 		t.Fatal(err)
 	}
 	drv := NewDriver(t, opts, bed.DefaultCertPEM)
-	clientA := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, nil)
+	clientA := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, nil)
 	stats := NewStats()
 	feel := NewFeel(bed.Addrs)
 	var freshTime, checkTime time.Duration
@@ -182,7 +183,7 @@ func TestOracleSettings(t *testing.T) {
 	opts.AllowLoopbackEndpoints, opts.AllowWildcardRoutes, opts.MaxConnections = true, true, base.MaxConnections
 	opts.SparePoolSize = spareBackends
 
-	clients1, clients2 := testbed.NewCA(t, "oracle clients 1"), testbed.NewCA(t, "oracle clients 2")
+	clients1, clients2 := testkit.NewCA(t, "oracle clients 1"), testkit.NewCA(t, "oracle clients 2")
 	revoked, _ := clients1.Issue(t, "revoked.clients.test")
 	pool := &ListenerPool{
 		DefaultCertificates: []string{string(bed.DefaultCertPEM), string(bed.RouterCA.IssueBundle(t, defaultCertName)),

@@ -25,7 +25,7 @@ const (
 	MutCert        MutationKind = "cert-rotation"
 	MutAnnotation  MutationKind = "annotation"
 	// MutForwarded sets, changes or removes a Route's forwarded-headers annotation: a runtime change
-	// (a map entry), whose effect the backends report (testbed.ForwardedSummary).
+	// (a map entry), whose effect the backends report (testkit.ForwardedSummary).
 	MutForwarded MutationKind = "forwarded-headers"
 	// MutHeaders changes a Route's header actions (headers): mostly a literal value (a map entry),
 	// now and then the actions themselves (a reload); the backends report what they received.

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -109,11 +110,11 @@ func TestWalkKeepsInvariantsAndCoversEveryKind(t *testing.T) {
 // certificates: every state must be a valid config, and most Routes must be admitted (conflicts
 // reject a few, by design).
 func TestWalkStatesTranslateAndRender(t *testing.T) {
-	ca := testbed.NewCA(t, "walk CA")
+	ca := testkit.NewCA(t, "walk CA")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 3
 	wopts := WalkOptionsFor(opts, func(names ...string) ([]byte, []byte) { return ca.Issue(t, names...) })
-	wk := NewWalker(3, NewWorld(fakeAddrs(48, 24), string(testbed.NewCA(t, "dest CA").PEM())), wopts)
+	wk := NewWalker(3, NewWorld(fakeAddrs(48, 24), string(testkit.NewCA(t, "dest CA").PEM())), wopts)
 	if err := SeedRoutes(wk); err != nil {
 		t.Fatal(err)
 	}

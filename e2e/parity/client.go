@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of one request.
@@ -41,7 +41,7 @@ type observation struct {
 	status int
 	header http.Header
 	// echo is the pod's echo of the request, nil when the pod did not answer (or the body is no echo).
-	echo *testbed.EchoReply
+	echo *testkit.EchoReply
 	tls  *tls.ConnectionState
 }
 
@@ -99,7 +99,7 @@ func sendWrote(ctx context.Context, target Target, r Request, cookie, pathSuffix
 		return observation{err: fmt.Errorf("read body: %w", err), tls: state}
 	}
 	o := observation{status: resp.StatusCode, header: resp.Header, tls: state}
-	var echo testbed.EchoReply
+	var echo testkit.EchoReply
 	if resp.Header.Get("Content-Type") == "application/json" && json.Unmarshal(body, &echo) == nil && echo.Backend != "" {
 		o.echo = &echo
 	}

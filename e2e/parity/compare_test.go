@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // testEndpoints are two pods of Service two and one of a.
@@ -52,7 +52,7 @@ func TestNormalise(t *testing.T) {
 		"X-Other":    {"kept"},
 	}
 	o := observation{status: 200, header: hdr}
-	o.echo = &testbed.EchoReply{Backend: "pod-b", URI: "/p", Host: "x.test", Header: http.Header{"X-Forwarded-Port": {"20001"}, "X-Forwarded-For": {"127.0.0.1"}}}
+	o.echo = &testkit.EchoReply{Backend: "pod-b", URI: "/p", Host: "x.test", Header: http.Header{"X-Forwarded-Port": {"20001"}, "X-Forwarded-For": {"127.0.0.1"}}}
 	a := normalise(Request{ID: "r", SamePodAs: "first"}, o, n)
 	want := Answer{
 		ID: "r", Status: "200", Pod: "=first", PodTarget: "/p", Location: "https://x.test:{https-port}/p?q=1",

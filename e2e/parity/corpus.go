@@ -24,7 +24,7 @@ const (
 	ServicePort = 80
 )
 
-// Pod is a backend of the corpus: an echo server (testbed.EchoHandler), over TLS with a certificate
+// Pod is a backend of the corpus: an echo server (testkit.EchoHandler), over TLS with a certificate
 // for CertName when that is set.
 type Pod struct {
 	Name     string

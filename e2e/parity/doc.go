@@ -7,7 +7,7 @@
 // case, port and trailing dot, redirects, sticky cookies over repeated requests (and the stock
 // router's own cookie sent to haroute, as a client of a mixed fleet would), header actions,
 // forwarding headers, allowlists and rate limits. Every pod is an echo server
-// (testbed.EchoHandler), so an answer tells what the pod received.
+// (testkit.EchoHandler), so an answer tells what the pod received.
 //
 // An Answer (answer.go) is normalised only where two routers that behave alike must still differ
 // (their ports, the pods' addresses inside cookie values, a pod picked at random), and Comparison

@@ -3,7 +3,7 @@ package parity
 import (
 	"testing"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // PKI is the TLS material of a run, made afresh (certificates expire; their names, which the
@@ -11,7 +11,7 @@ import (
 // default certificate, and the pods' certificates, issued by BackendCA, which is also the routers'
 // default destination CA (DEFAULT_DESTINATION_CA_PATH, as the ingress operator sets the service CA).
 type PKI struct {
-	RouteCA, DefaultCA, BackendCA *testbed.CA
+	RouteCA, DefaultCA, BackendCA *testkit.CA
 	// Default is the default certificate and its key, one PEM (DEFAULT_CERTIFICATE_PATH).
 	Default []byte
 	t       testing.TB
@@ -33,9 +33,9 @@ const (
 func NewPKI(t testing.TB) *PKI {
 	t.Helper()
 	p := &PKI{
-		RouteCA:   testbed.NewCA(t, routeCAName),
-		DefaultCA: testbed.NewCA(t, defaultCAName),
-		BackendCA: testbed.NewCA(t, backendCAName),
+		RouteCA:   testkit.NewCA(t, routeCAName),
+		DefaultCA: testkit.NewCA(t, defaultCAName),
+		BackendCA: testkit.NewCA(t, backendCAName),
 		t:         t,
 		certs:     map[string]keyPair{},
 	}
@@ -53,7 +53,7 @@ func (p *PKI) Backend(dnsName string) (certPEM, keyPEM []byte) {
 	return p.issue("backend "+dnsName, p.BackendCA, dnsName)
 }
 
-func (p *PKI) issue(key string, ca *testbed.CA, name string) ([]byte, []byte) {
+func (p *PKI) issue(key string, ca *testkit.CA, name string) ([]byte, []byte) {
 	p.t.Helper()
 	kp, ok := p.certs[key]
 	if !ok {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of the replay.
@@ -48,7 +49,7 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, version, err := HAProxyVersion(testbed.HAProxyBinary())
+	_, version, err := HAProxyVersion(testkit.HAProxyBinary())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	replayIdledService(t, objs)
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	manifests := filepath.Join(dir, "m")
 	if err := os.MkdirAll(manifests, 0o755); err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestReplay(t *testing.T) {
 		Source: []string{"--manifests", manifests},
 		Bounds: testbed.RouterProcessBounds{Ready: replayReady, Apply: replayApply, Poll: 20 * time.Millisecond,
 			ShowProc: replayApply, Socket: time.Second},
-		Process: testbed.ProcessOptions{StopTimeout: replayApply, Deathsig: syscall.SIGTERM, MustOutlive: true},
+		Process: testkit.ProcessOptions{StopTimeout: replayApply, Deathsig: syscall.SIGTERM, MustOutlive: true},
 	})
 	r.Start([]string{testbed.ManagedHAProxyFlag(), "--allow-loopback-endpoints"}, RouterEnv(files)...)
 
@@ -131,7 +132,7 @@ func replayIdledService(t *testing.T, objs Objects) {
 		}
 		svc.Spec.ClusterIP = replayIdler.Addr().String()
 		svc.Spec.Ports[0].Port = int32(replayIdler.Port())
-		testbed.StartEchoBackend(t, replayIdler.Addr().String(), int(replayIdler.Port()), IdlerPod, nil, nil)
+		testkit.StartEchoBackend(t, replayIdler.Addr().String(), int(replayIdler.Port()), IdlerPod, nil, nil)
 		return
 	}
 	t.Fatalf("the corpus has no Service at %s, the idled one", IdledClusterIP)
@@ -147,7 +148,7 @@ func startReplayPods(t *testing.T, corpus *Corpus, pki *PKI) map[string]netip.Ad
 		if p.CertName != "" {
 			cert, key = pki.Backend(p.CertName)
 		}
-		b := testbed.StartEchoBackend(t, ip.String(), PodPort, p.Name, cert, key)
+		b := testkit.StartEchoBackend(t, ip.String(), PodPort, p.Name, cert, key)
 		addrs[p.Name] = b.AddrPort()
 		ip = ip.Next()
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Send puts every request to target, in order, and returns the answers in the same order. endpoints
@@ -119,7 +119,7 @@ func (s *sender) hold(ctx context.Context, r Request) func() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = sendWrote(ctx, s.target, held, "", testbed.EchoSleepParam+"="+holdSleep, func() { written <- struct{}{} })
+			_ = sendWrote(ctx, s.target, held, "", testkit.EchoSleepParam+"="+holdSleep, func() { written <- struct{}{} })
 		}()
 		select {
 		case <-written:

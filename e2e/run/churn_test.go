@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 const (
@@ -20,19 +20,19 @@ const (
 // and HAProxy is never reloaded.
 func TestEndpointChurnWithoutReload(t *testing.T) {
 	t.Parallel()
-	var pods []*testbed.Backend
+	var pods []*testkit.Backend
 	for i := range churnMax + churnIPMoves {
-		pods = append(pods, testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.1.%d", i+1), fmt.Sprintf("pod-%02d", i)))
+		pods = append(pods, testkit.StartHTTPBackend(t, fmt.Sprintf("127.0.1.%d", i+1), fmt.Sprintf("pod-%02d", i)))
 	}
 	r := startRouter(t, map[string]string{
-		"route.yaml":     testbed.RouteYAML("web", churnHost, "web"),
-		"endpoints.yaml": testbed.ServiceYAML("web", pods[:1]...),
+		"route.yaml":     testkit.RouteYAML("web", churnHost, "web"),
+		"endpoints.yaml": testkit.ServiceYAML("web", pods[:1]...),
 	})
-	r.WaitServers(addrs(pods[:1]))
+	r.WaitServers(testkit.Addrs(pods[:1]...))
 	reloads := r.Reloads()
-	l := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+churnHost+"/", pods[0].Name)
+	l := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+churnHost+"/", pods[0].Name)
 
-	names := func(bs []*testbed.Backend) []string {
+	names := func(bs []*testkit.Backend) []string {
 		out := make([]string, len(bs))
 		for i, b := range bs {
 			out[i] = b.Name
@@ -41,11 +41,11 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 	}
 	// step moves the endpoints from cur to next: answers from either are fine while it applies,
 	// and from the removed ones for a moment after.
-	step := func(cur, next []*testbed.Backend) time.Time {
+	step := func(cur, next []*testkit.Backend) time.Time {
 		l.Allow(append(names(cur), names(next)...)...)
 		at := time.Now()
-		r.write("endpoints.yaml", testbed.ServiceYAML("web", next...))
-		r.WaitServers(addrs(next))
+		r.Write("endpoints.yaml", testkit.ServiceYAML("web", next...))
+		r.WaitServers(testkit.Addrs(next...))
 		return at
 	}
 
@@ -60,7 +60,7 @@ func TestEndpointChurnWithoutReload(t *testing.T) {
 	cur := pods[0]
 	for i := range churnIPMoves {
 		next := pods[churnMax+i]
-		at := step([]*testbed.Backend{cur}, []*testbed.Backend{next})
+		at := step([]*testkit.Backend{cur}, []*testkit.Backend{next})
 		moves = append(moves, l.WaitFirst(t, next.Name, applyTimeout).Sub(at))
 		cur = next
 	}

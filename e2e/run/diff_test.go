@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/views"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
@@ -25,12 +25,12 @@ import (
 // 30 s.)
 func TestDiffCommand(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.21", "web")
-	other := testbed.StartHTTPBackend(t, "127.0.2.22", "other")
+	web := testkit.StartHTTPBackend(t, "127.0.2.21", "web")
+	other := testkit.StartHTTPBackend(t, "127.0.2.22", "other")
 	files := map[string]string{
-		"web.yaml":     testbed.RouteYAML("web", "diff.e2e.test", "web"),
-		"other.yaml":   testbed.RouteYAML("other", "other.diff.e2e.test", "other"),
-		"service.yaml": testbed.ServiceYAML("web", web) + "---\n" + testbed.ServiceYAML("other", other),
+		"web.yaml":     testkit.RouteYAML("web", "diff.e2e.test", "web"),
+		"other.yaml":   testkit.RouteYAML("other", "other.diff.e2e.test", "other"),
+		"service.yaml": testkit.ServiceYAML("web", web) + "---\n" + testkit.ServiceYAML("other", other),
 	}
 	r := startRouter(t, files)
 	r.WaitAnswer("diff.e2e.test", "/", 200, web.Name)
@@ -52,16 +52,16 @@ func TestDiffCommand(t *testing.T) {
 		}
 		return ""
 	}
-	if rows, code := diff("--manifests", r.manifests, "--allow-loopback-endpoints"); code != 0 || len(rows) != 0 {
+	if rows, code := diff("--manifests", r.Manifests, "--allow-loopback-endpoints"); code != 0 || len(rows) != 0 {
 		t.Fatalf("diff of a settled router: exit %d, %+v", code, rows)
 	}
 	// Without the router's flag, diff translates with the settings the router says it runs with
 	// (--allow-loopback-endpoints among them); --local-settings uses the command's own, which
 	// refuse the loopback endpoints: every server is pending then.
-	if rows, code := diff("--manifests", r.manifests); code != 0 || len(rows) != 0 {
+	if rows, code := diff("--manifests", r.Manifests); code != 0 || len(rows) != 0 {
 		t.Fatalf("diff with the router's own settings: exit %d, %+v", code, rows)
 	}
-	if rows, code := diff("--manifests", r.manifests, "--local-settings"); code != 1 || len(rows) == 0 || kinds(rows, "web", "server") != views.DiffPending {
+	if rows, code := diff("--manifests", r.Manifests, "--local-settings"); code != 1 || len(rows) == 0 || kinds(rows, "web", "server") != views.DiffPending {
 		t.Fatalf("diff with the command's own settings: exit %d, %+v", code, rows)
 	}
 
@@ -72,7 +72,7 @@ func TestDiffCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(desired, "new.yaml"), []byte(testbed.RouteYAML("new", "new.diff.e2e.test", "web")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(desired, "new.yaml"), []byte(testkit.RouteYAML("new", "new.diff.e2e.test", "web")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	rows, code := diff("--manifests", desired, "--allow-loopback-endpoints")
@@ -133,10 +133,10 @@ func TestDiffCommand(t *testing.T) {
 // the master by hand) is a RELOAD_FAILED finding.
 func TestDoctorFailedReload(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.23", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.2.23", "web")
 	r := startRouter(t, map[string]string{
-		"web.yaml":     testbed.RouteYAML("web", "failed.e2e.test", "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"web.yaml":     testkit.RouteYAML("web", "failed.e2e.test", "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("failed.e2e.test", "/", 200, web.Name)
 	cfg := layout.For(r.Dir).Config()
@@ -152,7 +152,7 @@ func TestDoctorFailedReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fs []views.Finding
-	err = testbed.Eventually(10*time.Second, 100*time.Millisecond, func() error {
+	err = testkit.Eventually(10*time.Second, 100*time.Millisecond, func() error {
 		var code int
 		if fs, code = doctorFindings(t, r); code != 1 || !hasFinding(fs, "RELOAD_FAILED", "haproxy") {
 			return fmt.Errorf("exit %d, %+v", code, fs)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of TestHalfWrittenManifest.
@@ -37,16 +38,16 @@ func TestHalfWrittenManifest(t *testing.T) {
 // sending requests to the Route: none fails.
 func testTruncatedInPlace(t *testing.T) {
 	const host = "half.e2e.test"
-	web := testbed.StartHTTPBackend(t, "127.0.5.1", "web")
-	route := testbed.RouteYAML("half", host, "web")
+	web := testkit.StartHTTPBackend(t, "127.0.5.1", "web")
+	route := testkit.RouteYAML("half", host, "web")
 	r := startRouter(t, map[string]string{
 		"route.yaml":   route,
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer(host, "/", http.StatusOK, web.Name)
-	l := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
+	l := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+host+"/", web.Name)
 
-	path := filepath.Join(r.manifests, "route.yaml")
+	path := filepath.Join(r.Manifests, "route.yaml")
 	if err := os.WriteFile(path, nil, 0o644); err != nil { // truncates in place: same file, now empty
 		t.Fatal(err)
 	}
@@ -67,38 +68,27 @@ func testTruncatedInPlace(t *testing.T) {
 // broken meanwhile, haroute starts again: all 6 Routes keep serving, those of the broken file from the
 // manifest cache, while a client keeps sending requests to one of them.
 func testRestartWithBrokenFile(t *testing.T) {
-	web := testbed.StartHTTPBackend(t, "127.0.5.2", "web")
-	dir := testbed.TempDir(t)
-	manifests := filepath.Join(dir, "m")
-	if err := os.MkdirAll(manifests, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	web := testkit.StartHTTPBackend(t, "127.0.5.2", "web")
 	var hosts []string
-	files := map[string]string{"service.yaml": testbed.ServiceYAML("web", web)}
+	files := map[string]string{"service.yaml": testkit.ServiceYAML("web", web)}
 	for _, file := range []string{"a", "b"} {
 		var b strings.Builder
 		for i := 1; i <= 3; i++ {
 			host := fmt.Sprintf("%s%d.restart.e2e.test", file, i)
 			hosts = append(hosts, host)
-			b.WriteString(testbed.RouteYAML(fmt.Sprintf("%s%d", file, i), host, "web") + "---\n")
+			b.WriteString(testkit.RouteYAML(fmt.Sprintf("%s%d", file, i), host, "web") + "---\n")
 		}
 		files["routes-"+file+".yaml"] = b.String()
 	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(manifests, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f := newFolder(t, files)
 
-	first := newSidecarRouter(t, dir, manifests, nil)
-	first.RunOnce(sidecarFlags())
-	testbed.Start(t, first.Dir)
-	first.Start(sidecarFlags())
+	// haroute is stopped by the test before it ends; the restarted one must outlive it.
+	first, _ := f.StartSidecar(testbed.FolderOpts{MayExit: true})
 	for _, h := range hosts {
 		first.WaitAnswer(h, "/", http.StatusOK, web.Name)
 	}
 	watched := hosts[len(hosts)-1] // a Route of the file that breaks
-	l := testbed.StartLoad(t, testbed.NewClient(t, first.HTTPPort, first.HTTPSPort, nil), "http://"+watched+"/", web.Name)
+	l := testkit.StartLoad(t, testkit.NewClient(t, first.HTTPPort, first.HTTPSPort, nil), "http://"+watched+"/", web.Name)
 	reloads := first.Reloads()
 
 	if err := first.Proc.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -111,12 +101,14 @@ func testRestartWithBrokenFile(t *testing.T) {
 	}
 	// Broken while haroute is down: a document cut in the middle of a Route.
 	broken := files["routes-b.yaml"] + "apiVersion: route.openshift.io/v1\nkind: Route\nmetadata: {name: b4, namespace: e2e\n"
-	if err := os.WriteFile(filepath.Join(manifests, "routes-b.yaml"), []byte(broken), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(f.Manifests, "routes-b.yaml"), []byte(broken), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
-	second := newSidecarRouter(t, dir, manifests, first)
-	second.Start(sidecarFlags())
+	// A restart keeps first's ports, which the running HAProxy listens on, with a client of its own.
+	second := f.Process(testbed.FolderOpts{}, first)
+	second.Client = testkit.NewClient(t, second.HTTPPort, second.HTTPSPort, nil)
+	second.Start(testbed.SidecarFlags())
 	served := 0
 	for _, h := range hosts {
 		if code, backend, err := second.Get(h, "/"); err == nil && code == http.StatusOK && backend == web.Name {
@@ -135,22 +127,4 @@ func testRestartWithBrokenFile(t *testing.T) {
 	if out := second.Proc.Out.String(); !strings.Contains(out, "come from its content last seen before the restart") {
 		t.Errorf("the restarted haroute did not log that routes-b.yaml's Routes come from the cache")
 	}
-}
-
-// sidecarFlags are the flags of a haroute that drives an HAProxy the test started.
-func sidecarFlags() []string {
-	return []string{"--allow-loopback-endpoints", "--check-binary=" + testbed.HAProxyBinary()}
-}
-
-// newSidecarRouter prepares `haroute run --manifests` without --managed-haproxy on the HAProxy
-// directory dir. A restart (prev set) keeps prev's ports, which the running HAProxy listens on; a
-// router that is restarted may stop before the test ends.
-func newSidecarRouter(t *testing.T, dir, manifests string, prev *testbed.RouterProcess) *testbed.RouterProcess {
-	t.Helper()
-	r := folderProcess(t, dir, manifests, prev != nil)
-	if prev != nil {
-		r.HTTPPort, r.HTTPSPort, r.StatsPort = prev.HTTPPort, prev.HTTPSPort, prev.StatsPort
-		r.Client = testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil)
-	}
-	return r
 }

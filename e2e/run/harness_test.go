@@ -2,13 +2,13 @@ package run
 
 import (
 	"os"
-	"path/filepath"
 	"sort"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of the harness.
@@ -28,41 +28,20 @@ func TestMain(m *testing.M) {
 	os.Exit(testbed.RunWithHaroute(m, "e2e/run", &binary))
 }
 
-// folderRouter is `haroute run --manifests DIR --managed-haproxy` running as a child process, with
-// the manifest folder it watches. The process harness is testbed.RouterProcess.
+// folderRouter is `haroute run --manifests DIR --managed-haproxy` running as a child process
+// (testbed.RouterProcess), with the folder-mode bed it runs on (testbed.Folder: the manifest folder it
+// watches, Write and Remove).
 type folderRouter struct {
 	*testbed.RouterProcess
-	t         *testing.T
-	manifests string
+	*testbed.Folder
 }
 
-// startRouter writes files (name → content) into a new manifest folder, runs haroute on it and waits
-// until it reports ready; env are extra environment variables (NAME=value). The cleanup fails the test when haroute exited before it, or when the
-// HAProxy master it started still runs after haroute stopped.
-func startRouter(t *testing.T, files map[string]string, env ...string) *folderRouter {
+// newFolder makes a folder-mode bed with the package's bounds and writes files (name → content) into
+// its manifest folder.
+func newFolder(t *testing.T, files map[string]string) *testbed.Folder {
 	t.Helper()
-	dir := testbed.TempDir(t)
-	manifests := filepath.Join(dir, "m")
-	r := &folderRouter{RouterProcess: folderProcess(t, dir, manifests, true), t: t, manifests: manifests}
-	if err := os.MkdirAll(manifests, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range files {
-		r.write(name, data)
-	}
-	r.Start([]string{testbed.ManagedHAProxyFlag(), "--allow-loopback-endpoints"}, env...)
-	r.MustStopWith(r.ShowProc().Master.PID)
-	return r
-}
-
-// folderProcess prepares `haroute run --manifests manifests` on the HAProxy directory dir/h with
-// the package's bounds; mustOutlive: the cleanup fails the test when haroute exited before it.
-func folderProcess(t *testing.T, dir, manifests string, mustOutlive bool) *testbed.RouterProcess {
-	return testbed.NewRouterProcess(t, testbed.RouterProcessConfig{
+	return testbed.NewFolder(t, testbed.FolderConfig{
 		Binary: binary,
-		Dir:    filepath.Join(dir, "h"),
-		Source: []string{"--manifests", manifests},
-		Env:    []string{"ROUTER_MAX_CONNECTIONS=2000"},
 		Bounds: testbed.RouterProcessBounds{
 			Ready:    readyTimeout,
 			Apply:    applyTimeout,
@@ -70,42 +49,21 @@ func folderProcess(t *testing.T, dir, manifests string, mustOutlive bool) *testb
 			ShowProc: procRetryFor,
 			Socket:   socketTime,
 		},
-		Process: testbed.ProcessOptions{
+		Process: testkit.ProcessOptions{
 			StopTimeout: stopTimeout,
 			Deathsig:    syscall.SIGTERM,
-			MustOutlive: mustOutlive,
 		},
-	})
+	}, files)
 }
 
-// write replaces a manifest file atomically (the watcher never sees half a file).
-func (r *folderRouter) write(name, data string) {
-	r.t.Helper()
-	path := filepath.Join(r.manifests, name)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-// remove deletes a manifest file.
-func (r *folderRouter) remove(name string) {
-	r.t.Helper()
-	if err := os.Remove(filepath.Join(r.manifests, name)); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-// addrs returns the backends' "ip:port".
-func addrs(bs []*testbed.Backend) []string {
-	out := make([]string, len(bs))
-	for i, b := range bs {
-		out[i] = b.Addr()
-	}
-	return out
+// startRouter writes files (name → content) into a new manifest folder, runs haroute on it and waits
+// until it reports ready; env are extra environment variables (NAME=value). The cleanup fails the
+// test when haroute exited before it, or when the HAProxy master it started still runs after haroute
+// stopped.
+func startRouter(t *testing.T, files map[string]string, env ...string) *folderRouter {
+	t.Helper()
+	f := newFolder(t, files)
+	return &folderRouter{RouterProcess: f.StartManaged(testbed.FolderOpts{Env: env}, nil), Folder: f}
 }
 
 // percentiles returns the p50 and p99 of ds (nearest rank).

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/views"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 )
 
@@ -23,13 +23,13 @@ const claimHost = "shop.example.test"
 // shop/web's file is removed, aaa-other/web takes the host, still without a failed request.
 func TestNewRouteCannotTakeHost(t *testing.T) {
 	t.Parallel()
-	shop := testbed.StartHTTPBackend(t, "127.0.2.40", "shop")
-	other := testbed.StartHTTPBackend(t, "127.0.2.41", "other")
+	shop := testkit.StartHTTPBackend(t, "127.0.2.40", "shop")
+	other := testkit.StartHTTPBackend(t, "127.0.2.41", "other")
 	r := startRouter(t, map[string]string{"shop.yaml": appYAML("shop", claimHost, shop)})
 	r.WaitAnswer(claimHost, "/", http.StatusOK, shop.Name)
-	l := testbed.StartLoad(t, testbed.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+claimHost+"/", shop.Name)
+	l := testkit.StartLoad(t, testkit.NewClient(t, r.HTTPPort, r.HTTPSPort, nil), "http://"+claimHost+"/", shop.Name)
 
-	r.write("other.yaml", appYAML("aaa-other", claimHost, other))
+	r.Write("other.yaml", appYAML("aaa-other", claimHost, other))
 	row := waitRouteRow(t, r, "aaa-other", "web", nil)
 	if row.Status != views.StatusRejected || row.Reason != mapping.ReasonHostAlreadyClaimed {
 		t.Errorf("the new Route aaa-other/web: status %s, reason %s (%s); want it rejected as %s",
@@ -42,7 +42,7 @@ func TestNewRouteCannotTakeHost(t *testing.T) {
 	waitRequests(t, l, 500)
 
 	l.Allow(shop.Name, other.Name)
-	r.remove("shop.yaml")
+	r.Remove("shop.yaml")
 	l.WaitFirst(t, other.Name, applyTimeout)
 	l.Allow(other.Name)
 	waitRequests(t, l, 200)
@@ -51,7 +51,7 @@ func TestNewRouteCannotTakeHost(t *testing.T) {
 }
 
 // appYAML returns Route web for host in namespace ns, its Service web and an EndpointSlice of backend.
-func appYAML(ns, host string, backend *testbed.Backend) string {
+func appYAML(ns, host string, backend *testkit.Backend) string {
 	return fmt.Sprintf(`apiVersion: route.openshift.io/v1
 kind: Route
 metadata: {name: web, namespace: %[1]s}
@@ -86,7 +86,7 @@ endpoints:
 func waitRouteRow(t *testing.T, r *folderRouter, ns, name string, done func(views.RouteRow) bool) views.RouteRow {
 	t.Helper()
 	var row views.RouteRow
-	err := testbed.Eventually(applyTimeout, 50*time.Millisecond, func() error {
+	err := testkit.Eventually(applyTimeout, 50*time.Millisecond, func() error {
 		out, code := inspectCmd(t, r, "state", "routes", "-o", "json")
 		var rows []views.RouteRow
 		if err := json.Unmarshal(out, &rows); err != nil {
@@ -111,10 +111,10 @@ func waitRouteRow(t *testing.T, r *folderRouter, ns, name string, done func(view
 }
 
 // waitRequests waits (at most applyTimeout) until the load sent n more requests.
-func waitRequests(t *testing.T, l *testbed.Load, n int64) {
+func waitRequests(t *testing.T, l *testkit.Load, n int64) {
 	t.Helper()
 	want := l.Requests() + n
-	err := testbed.Eventually(applyTimeout, 10*time.Millisecond, func() error {
+	err := testkit.Eventually(applyTimeout, 10*time.Millisecond, func() error {
 		if got := l.Requests(); got < want {
 			return fmt.Errorf("the load sent %d requests, waiting for %d", got, want)
 		}

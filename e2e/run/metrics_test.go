@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // metricsRequests is how many requests TestRouteMetrics sends to each Route between two scrapes.
@@ -29,15 +29,15 @@ const (
 // never the spare's.
 func TestRouteMetrics(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.30", "metrics-pod")
+	web := testkit.StartHTTPBackend(t, "127.0.2.30", "metrics-pod")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("metrics", "metrics.e2e.test", "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"route.yaml":   testkit.RouteYAML("metrics", "metrics.e2e.test", "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("metrics.e2e.test", "/", http.StatusOK, web.Name)
 	reloads := r.Reloads()
-	late := testbed.StartHTTPBackend(t, "127.0.2.31", "late-pod")
-	r.write("late.yaml", testbed.RouteYAML("late", "late.e2e.test", "late")+"---\n"+testbed.ServiceYAML("late", late))
+	late := testkit.StartHTTPBackend(t, "127.0.2.31", "late-pod")
+	r.Write("late.yaml", testkit.RouteYAML("late", "late.e2e.test", "late")+"---\n"+testkit.ServiceYAML("late", late))
 	r.WaitAnswer("late.e2e.test", "/", http.StatusOK, late.Name)
 	if r.Reloads() != reloads {
 		t.Fatal("adding a Route reloaded HAProxy: no spare to check")
@@ -47,7 +47,7 @@ func TestRouteMetrics(t *testing.T) {
 	var checks []check
 	for _, c := range []struct {
 		route, svc string
-		be         *testbed.Backend
+		be         *testkit.Backend
 	}{{"metrics", "web", web}, {"late", "late", late}} {
 		checks = append(checks,
 			check{c.route + " backend", seriesKey("haproxy_backend_http_responses_total",

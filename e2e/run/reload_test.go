@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -19,10 +20,10 @@ import (
 // leastconn profile.
 func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.3.1", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.3.1", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("web", "bal.e2e.test", "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"route.yaml":   testkit.RouteYAML("web", "bal.e2e.test", "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("bal.e2e.test", "/", http.StatusOK, web.Name)
 	before := r.Reloads()
@@ -31,10 +32,10 @@ func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r.write("route.yaml", testbed.RouteYAML("web", "bal.e2e.test", "web", "haproxy.router.openshift.io/balance", "leastconn"))
+	r.Write("route.yaml", testkit.RouteYAML("web", "bal.e2e.test", "web", "haproxy.router.openshift.io/balance", "leastconn"))
 	const header = "backend be_http:e2e:web from haroute_http_leastconn_cookie"
 	if caps.DynamicBackends && caps.SafeBackendDeletion {
-		err := testbed.Eventually(applyTimeout, 50*time.Millisecond, func() error {
+		err := testkit.Eventually(applyTimeout, 50*time.Millisecond, func() error {
 			list, err := r.Admin.Command(context.Background(), "show backend")
 			if err != nil || !containsLine(testbed.ReadConfig(t, r.Dir), header) || strings.Contains(list, model.HandoverSuffix) || !strings.Contains(list, "be_http:e2e:web\n") {
 				return fmt.Errorf("the hand-over has not ended: %q (%v)", list, err)
@@ -60,10 +61,10 @@ func TestBalanceAnnotationReloadsOnce(t *testing.T) {
 // traffic returns.
 func TestKilledHAProxyRestarts(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.4.1", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.4.1", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("web", "kill.e2e.test", "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"route.yaml":   testkit.RouteYAML("web", "kill.e2e.test", "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("kill.e2e.test", "/", http.StatusOK, web.Name)
 	old := r.ShowProc().Master.PID
@@ -73,7 +74,7 @@ func TestKilledHAProxyRestarts(t *testing.T) {
 	deadline := time.Now().Add(2 * applyTimeout)
 	var pid int
 	for time.Now().Before(deadline) {
-		if pid = masterPID(r); pid != 0 && pid != old {
+		if pid = r.MasterPID(); pid != 0 && pid != old {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -88,7 +89,7 @@ func TestKilledHAProxyRestarts(t *testing.T) {
 	t.Logf("HAProxy master %d killed; new master %d; traffic back after %v", old, pid, back.Sub(killedAt).Round(time.Millisecond))
 
 	// The restarted HAProxy still takes runtime changes.
-	web2 := testbed.StartHTTPBackend(t, "127.0.4.2", "web2")
-	r.write("service.yaml", testbed.ServiceYAML("web", web2))
+	web2 := testkit.StartHTTPBackend(t, "127.0.4.2", "web2")
+	r.Write("service.yaml", testkit.ServiceYAML("web", web2))
 	r.WaitAnswer("kill.e2e.test", "/", http.StatusOK, web2.Name)
 }

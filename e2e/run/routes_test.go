@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 const routeEvents = 24
@@ -16,10 +16,10 @@ const routeEvents = 24
 // and HAProxy is never reloaded.
 func TestRouteAddDeleteWithoutReload(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.1", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.2.1", "web")
 	r := startRouter(t, map[string]string{
-		"route-base.yaml": testbed.RouteYAML("base", "base.e2e.test", "web"),
-		"service.yaml":    testbed.ServiceYAML("web", web),
+		"route-base.yaml": testkit.RouteYAML("base", "base.e2e.test", "web"),
+		"service.yaml":    testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("base.e2e.test", "/", http.StatusOK, web.Name)
 	reloads := r.Reloads()
@@ -30,11 +30,11 @@ func TestRouteAddDeleteWithoutReload(t *testing.T) {
 		host := name + ".e2e.test"
 		file := "route-" + name + ".yaml"
 		at := time.Now()
-		r.write(file, testbed.RouteYAML(name, host, "web"))
+		r.Write(file, testkit.RouteYAML(name, host, "web"))
 		adds = append(adds, r.WaitAnswer(host, "/", http.StatusOK, web.Name).Sub(at))
 
 		at = time.Now()
-		r.remove(file)
+		r.Remove(file)
 		deletes = append(deletes, r.WaitAnswer(host, "/", http.StatusServiceUnavailable, "").Sub(at))
 	}
 	if code, be, err := r.Get("base.e2e.test", "/"); err != nil || code != http.StatusOK || be != web.Name {

@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestStartFailureSaysWhy: HAProxy cannot start because its HTTP port is taken. haroute keeps
@@ -26,20 +26,13 @@ func TestStartFailureSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	dir := testbed.TempDir(t)
-	manifests := filepath.Join(dir, "m")
-	if err := os.MkdirAll(manifests, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte(testbed.RouteYAML("web", "busy.e2e.test", "web")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stats := testbed.FreePort(t)
-	cmd := exec.Command(binary, "run", "--manifests", manifests, testbed.ManagedHAProxyFlag(), "--haproxy-dir", filepath.Join(dir, "h"),
+	f := newFolder(t, map[string]string{"web.yaml": testkit.RouteYAML("web", "busy.e2e.test", "web")})
+	stats := testkit.FreePort(t)
+	cmd := exec.Command(binary, "run", "--manifests", f.Manifests, testbed.ManagedHAProxyFlag(), "--haproxy-dir", f.HAProxyDir,
 		"--bind-address", "127.0.0.1", "--http-port", fmt.Sprint(busy.Addr().(*net.TCPAddr).Port),
-		"--https-port", fmt.Sprint(testbed.FreePort(t)), "--stats-port", fmt.Sprint(stats))
+		"--https-port", fmt.Sprint(testkit.FreePort(t)), "--stats-port", fmt.Sprint(stats))
 	cmd.Env = append(os.Environ(), "ROUTER_MAX_CONNECTIONS=2000")
-	var out testbed.Buffer
+	var out testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -63,7 +56,7 @@ func TestStartFailureSaysWhy(t *testing.T) {
 		}
 	}()
 	var body string
-	err = testbed.Eventually(20*time.Second, 100*time.Millisecond, func() error {
+	err = testkit.Eventually(20*time.Second, 100*time.Millisecond, func() error {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz/ready", stats))
 		if err != nil {
 			return err

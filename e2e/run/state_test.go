@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/stateapi"
 	"github.com/haroute/haroute/inspect/views"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
@@ -26,16 +26,16 @@ import (
 // reasons; certificates as digests.
 func TestStateSocket(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.9", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.2.9", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("state", "state.e2e.test", "web"),
-		"bad.yaml":     testbed.RouteYAML("bad", "bad_host.e2e.test", "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"route.yaml":   testkit.RouteYAML("state", "state.e2e.test", "web"),
+		"bad.yaml":     testkit.RouteYAML("bad", "bad_host.e2e.test", "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("state.e2e.test", "/", http.StatusOK, web.Name)
 
 	path := layout.For(r.Dir).StateSocket()
-	if mode := testbed.FileMode(t, path); mode != 0o600 {
+	if mode := testkit.FileMode(t, path); mode != 0o600 {
 		t.Errorf("state socket mode %v, want 0600", mode)
 	}
 	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -69,10 +69,10 @@ func TestStateSocket(t *testing.T) {
 // 2 for nothing to read).
 func TestStateCommand(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.10", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.2.10", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("cmd", "cmd.e2e.test", "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"route.yaml":   testkit.RouteYAML("cmd", "cmd.e2e.test", "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("cmd.e2e.test", "/", http.StatusOK, web.Name)
 	state := func(args ...string) (string, int) {
@@ -81,7 +81,7 @@ func TestStateCommand(t *testing.T) {
 		return string(out), code
 	}
 	var rows []views.RouteRow
-	err := testbed.Eventually(10*time.Second, 50*time.Millisecond, func() error {
+	err := testkit.Eventually(10*time.Second, 50*time.Millisecond, func() error {
 		out, code := state("routes", "-o", "json")
 		rows = nil
 		if err := json.Unmarshal([]byte(out), &rows); err != nil || code != 0 {
@@ -132,11 +132,11 @@ func firstServer(t *testing.T, admin *socket.Admin, backend string) string {
 // disagreement with exit status 1.
 func TestExplainCommand(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.11", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.2.11", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("root", "explain.e2e.test", "web"),
-		"api.yaml":     strings.Replace(testbed.RouteYAML("api", "explain.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"route.yaml":   testkit.RouteYAML("root", "explain.e2e.test", "web"),
+		"api.yaml":     strings.Replace(testkit.RouteYAML("api", "explain.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	})
 	r.WaitAnswer("explain.e2e.test", "/api", http.StatusOK, web.Name)
 	explain := func(args ...string) (views.Explanation, int) {
@@ -183,10 +183,10 @@ func TestExplainCommand(t *testing.T) {
 // the same credentials, read-only.
 func TestDataPlaneView(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.12", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.2.12", "web")
 	r := startRouter(t, map[string]string{
-		"route.yaml":   testbed.RouteYAML("dp", "dp.e2e.test", "web"),
-		"service.yaml": testbed.ServiceYAML("web", web),
+		"route.yaml":   testkit.RouteYAML("dp", "dp.e2e.test", "web"),
+		"service.yaml": testkit.ServiceYAML("web", web),
 	}, "STATS_USERNAME=admin", "STATS_PASSWORD=s3cret")
 	r.WaitAnswer("dp.e2e.test", "/", http.StatusOK, web.Name)
 	base := fmt.Sprintf("http://127.0.0.1:%d/v3/services/haproxy/runtime", r.StatsPort)
@@ -257,15 +257,15 @@ func TestDataPlaneView(t *testing.T) {
 // lost (the /api Route shadowed by the / one), a rejected Route.
 func TestDoctorCommand(t *testing.T) {
 	t.Parallel()
-	web := testbed.StartHTTPBackend(t, "127.0.2.13", "web")
-	other := testbed.StartHTTPBackend(t, "127.0.2.14", "other")
+	web := testkit.StartHTTPBackend(t, "127.0.2.13", "web")
+	other := testkit.StartHTTPBackend(t, "127.0.2.14", "other")
 	r := startRouter(t, map[string]string{
-		"root.yaml":    testbed.RouteYAML("root", "doctor.e2e.test", "web"),
-		"api.yaml":     strings.Replace(testbed.RouteYAML("api", "doctor.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
-		"port.yaml":    strings.Replace(testbed.RouteYAML("port", "port.e2e.test", "web"), "targetPort: http", "targetPort: nope", 1),
-		"maint.yaml":   testbed.RouteYAML("maint", "maint.e2e.test", "other"),
-		"bad.yaml":     testbed.RouteYAML("bad", "bad_host.e2e.test", "web"),
-		"service.yaml": testbed.ServiceYAML("web", web) + "---\n" + testbed.ServiceYAML("other", other),
+		"root.yaml":    testkit.RouteYAML("root", "doctor.e2e.test", "web"),
+		"api.yaml":     strings.Replace(testkit.RouteYAML("api", "doctor.e2e.test", "web"), "spec:\n", "spec:\n  path: /api\n", 1),
+		"port.yaml":    strings.Replace(testkit.RouteYAML("port", "port.e2e.test", "web"), "targetPort: http", "targetPort: nope", 1),
+		"maint.yaml":   testkit.RouteYAML("maint", "maint.e2e.test", "other"),
+		"bad.yaml":     testkit.RouteYAML("bad", "bad_host.e2e.test", "web"),
+		"service.yaml": testkit.ServiceYAML("web", web) + "---\n" + testkit.ServiceYAML("other", other),
 	})
 	r.WaitAnswer("doctor.e2e.test", "/api", http.StatusOK, web.Name)
 	r.WaitAnswer("maint.e2e.test", "/", http.StatusOK, other.Name)

@@ -1,11 +1,9 @@
 package run
 
 import (
-	"context"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // containsLine reports whether text has a line that is want once trimmed.
@@ -27,15 +25,4 @@ func killPID(t *testing.T, pid int) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill %d: %v", pid, err)
 	}
-}
-
-// masterPID returns the master's PID, or 0 when the master socket does not answer.
-func masterPID(r *folderRouter) int {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	st, err := r.Master.ShowProc(ctx)
-	if err != nil {
-		return 0
-	}
-	return st.Master.PID
 }

@@ -14,15 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/reload"
 )
-
-// HAProxyBinary returns the HAProxy executable the tests run: $HAROUTE_HAPROXY, or Debian bookworm's
-// /usr/sbin/haproxy (see haproxybin).
-func HAProxyBinary() string { return haproxybin.Path() }
 
 // Bounds of the process life cycle.
 const (
@@ -50,7 +46,7 @@ type HAProxy struct {
 	PID int
 
 	cmd    *exec.Cmd
-	output *LogBuffer
+	output *testkit.LogBuffer
 	exited chan struct{} // closed when the master has been reaped
 	err    error         // Wait's result, valid once exited is closed
 	// reported is set when the output is already in the test log.
@@ -111,12 +107,12 @@ func Start(t testing.TB, dir string) *HAProxy {
 		ConfigPath:   configPath(dir),
 		AdminSocket:  adminSocket(dir),
 		MasterSocket: masterSocket(dir),
-		output:       &LogBuffer{},
+		output:       &testkit.LogBuffer{},
 		exited:       make(chan struct{}),
 	}
 	for _, s := range []string{h.AdminSocket, h.MasterSocket, layout.For(dir).NoSNISocket()} {
 		if len(s) > maxSocketLen {
-			t.Fatalf("testbed: socket path %q is %d bytes, over the %d-byte limit of unix sockets: use a shorter directory (testbed.TempDir)", s, len(s), maxSocketLen)
+			t.Fatalf("testbed: socket path %q is %d bytes, over the %d-byte limit of unix sockets: use a shorter directory (testkit.TempDir)", s, len(s), maxSocketLen)
 		}
 	}
 	for _, d := range []string{layout.For(dir).RunDir(), layout.For(dir).BackendsDir()} {
@@ -124,14 +120,14 @@ func Start(t testing.TB, dir string) *HAProxy {
 			t.Fatalf("testbed: %v", err)
 		}
 	}
-	h.cmd = exec.Command(HAProxyBinary(), append([]string{"-W", "-db", "-S", h.MasterSocket}, render.ConfigArgs(dir)...)...)
+	h.cmd = exec.Command(testkit.HAProxyBinary(), append([]string{"-W", "-db", "-S", h.MasterSocket}, render.ConfigArgs(dir)...)...)
 	h.cmd.Dir = dir
 	h.cmd.Stdout = h.output
 	h.cmd.Stderr = h.output
 	// Own process group (so leftover workers can be reached through it) and die with the test binary.
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := h.cmd.Start(); err != nil {
-		t.Fatalf("testbed: start %s: %v", HAProxyBinary(), err)
+		t.Fatalf("testbed: start %s: %v", testkit.HAProxyBinary(), err)
 	}
 	h.PID = h.cmd.Process.Pid
 	go func() {
@@ -262,7 +258,7 @@ func CheckConfig(cfgPath string) error {
 	if backends := filepath.Join(filepath.Dir(cfgPath), filepath.Base(layout.BackendsDir)); isDir(backends) {
 		args = append(args, "-f", backends)
 	}
-	cmd := exec.CommandContext(ctx, HAProxyBinary(), args...)
+	cmd := exec.CommandContext(ctx, testkit.HAProxyBinary(), args...)
 	cmd.Dir = filepath.Dir(cfgPath)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

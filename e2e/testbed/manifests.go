@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/routetest"
 )
@@ -130,7 +131,7 @@ func Annotate(key, value string) RouteOption { return RouteOption(routetest.Anno
 // Service adds Service ns/name with one named port and, per backend, an EndpointSlice with one ready
 // endpoint (backends listen on different ports, and a slice has one port list). Without backends the
 // Service has no endpoints.
-func (m *Manifests) Service(ns, name string, backends ...*Backend) *Manifests {
+func (m *Manifests) Service(ns, name string, backends ...*testkit.Backend) *Manifests {
 	eps := make([]netip.AddrPort, len(backends))
 	for i, b := range backends {
 		eps[i] = b.AddrPort()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
@@ -26,7 +27,7 @@ const maxLoggedConfig = 64 << 10
 func RouterOptions(t testing.TB) mapping.Options {
 	t.Helper()
 	o := mapping.DefaultOptions()
-	ports := ListenPorts(t, 2)
+	ports := testkit.ListenPorts(t, 2)
 	o.HTTPPort, o.HTTPSPort = ports[0], ports[1]
 	o.BindAddress = "127.0.0.1"
 	o.AllowLoopbackEndpoints = true
@@ -46,7 +47,7 @@ type StaticHAProxy struct {
 	Problems []mapping.Problem
 	Files    []render.File
 	// Client talks to this HAProxy's public ports and trusts the roots given to StartStaticHAProxy.
-	Client *Client
+	Client *testkit.Client
 }
 
 // StartStaticHAProxy translates in with opts, renders the result into a new directory with
@@ -73,9 +74,9 @@ func StartStaticHAProxyRender(t testing.TB, in mapping.Input, opts mapping.Optio
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("testbed: Translate returned an invalid config: %v", err)
 	}
-	dir := TempDir(t)
+	dir := testkit.TempDir(t)
 	ro.Dir = dir
-	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: ro, Binary: HAProxyBinary()})
+	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: ro, Binary: testkit.HAProxyBinary()})
 	if err != nil {
 		t.Fatalf("testbed: %v", err)
 	}
@@ -106,7 +107,7 @@ func StartStaticHAProxyRender(t testing.TB, in mapping.Input, opts mapping.Optio
 	if err := haproxy.StopDormantChecks(ctx, socket.NewAdmin(r.HAProxy.AdminSocket, socket.Options{}), first.State, dir); err != nil {
 		t.Fatalf("testbed: %v", err)
 	}
-	r.Client = NewClient(t, opts.HTTPPort, opts.HTTPSPort, roots)
+	r.Client = testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, roots)
 	return r
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -55,7 +56,7 @@ type RouterProcessConfig struct {
 	// Bounds bound the waits.
 	Bounds RouterProcessBounds
 	// Process says how the process is owned and stopped.
-	Process ProcessOptions
+	Process testkit.ProcessOptions
 }
 
 // RouterProcess is `haroute run` as a child process of the test, with the HAProxy it drives: its
@@ -70,9 +71,9 @@ type RouterProcess struct {
 	Admin  *socket.Admin
 	Master *socket.Master
 	// Client sends requests to HAProxy's public ports (certificates recorded, not verified).
-	Client *Client
+	Client *testkit.Client
 	// Proc is the running haroute, set by Start.
-	Proc *Process
+	Proc *testkit.Process
 
 	t   testing.TB
 	cfg RouterProcessConfig
@@ -89,22 +90,22 @@ func NewRouterProcess(t testing.TB, cfg RouterProcessConfig) *RouterProcess {
 	}
 	dir := cfg.Dir
 	if dir == "" {
-		dir = TempDir(t)
+		dir = testkit.TempDir(t)
 	}
-	ports := ListenPorts(t, 3)
+	ports := testkit.ListenPorts(t, 3)
 	return &RouterProcess{
 		Dir:      dir,
 		HTTPPort: ports[0], HTTPSPort: ports[1], StatsPort: ports[2],
 		Admin:  socket.NewAdmin(adminSocket(dir), socket.Options{}),
 		Master: socket.NewMaster(masterSocket(dir), socket.Options{}),
-		Client: NewClient(t, ports[0], ports[1], nil),
+		Client: testkit.NewClient(t, ports[0], ports[1], nil),
 		t:      t,
 		cfg:    cfg,
 	}
 }
 
-// ManagedHAProxyFlag returns the flag that makes haroute start and supervise HAProxyBinary itself.
-func ManagedHAProxyFlag() string { return "--managed-haproxy=" + HAProxyBinary() }
+// ManagedHAProxyFlag returns the flag that makes haroute start and supervise testkit.HAProxyBinary itself.
+func ManagedHAProxyFlag() string { return "--managed-haproxy=" + testkit.HAProxyBinary() }
 
 // Args returns the `haroute run` command line: the source flags, the harness's own (this HAProxy
 // directory, the loopback address and ports, no delay between reloads) and then extra, which may
@@ -124,7 +125,7 @@ func (r *RouterProcess) Args(extra ...string) []string {
 
 // Env returns haroute's environment: CleanEnv, then the suite's variables, then extra (NAME=value).
 func (r *RouterProcess) Env(extra ...string) []string {
-	env := append(CleanEnv(), r.cfg.Env...)
+	env := append(testkit.CleanEnv(), r.cfg.Env...)
 	return append(env, extra...)
 }
 
@@ -153,7 +154,9 @@ func (r *RouterProcess) Start(extra []string, env ...string) {
 	}
 	cmd := exec.Command(r.cfg.Binary, r.Args(extra...)...)
 	cmd.Env = r.Env(env...)
-	r.Proc = startProcess(t, "haroute", cmd, r.cfg.Process, r.checkMastersGone)
+	opts := r.cfg.Process
+	opts.AfterStop = r.checkMastersGone
+	r.Proc = testkit.StartProcess(t, "haroute", cmd, opts)
 	// Registered after the process's own cleanup, so it runs before haroute is stopped.
 	t.Cleanup(func() {
 		r.Client.CloseIdleConnections()
@@ -181,9 +184,9 @@ func (r *RouterProcess) checkMastersGone(t testing.TB) {
 // wait calls cond every interval until it returns nil, timeout passes or haroute exits (then what is
 // waited for cannot come), and returns the reason it gave up.
 func (r *RouterProcess) wait(timeout, interval time.Duration, cond func() error) error {
-	return Eventually(timeout, interval, func() error {
+	return testkit.Eventually(timeout, interval, func() error {
 		if r.Proc != nil && r.Proc.Exited() {
-			return Final(fmt.Errorf("%s exited", r.Proc.Name))
+			return testkit.Final(fmt.Errorf("%s exited", r.Proc.Name))
 		}
 		return cond()
 	})
@@ -214,7 +217,7 @@ func (r *RouterProcess) WaitHTTP(path string, want int, timeout time.Duration) {
 func (r *RouterProcess) ShowProc() socket.ProcState {
 	r.t.Helper()
 	var st socket.ProcState
-	if err := Eventually(r.cfg.Bounds.ShowProc, showProcPoll, func() error {
+	if err := testkit.Eventually(r.cfg.Bounds.ShowProc, showProcPoll, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Bounds.Socket)
 		defer cancel()
 		var err error
@@ -224,6 +227,18 @@ func (r *RouterProcess) ShowProc() socket.ProcState {
 		r.t.Fatalf("show proc: %v", err)
 	}
 	return st
+}
+
+// MasterPID returns the HAProxy master's PID from one `show proc` (bounded by Bounds.Socket), or 0
+// when the master socket does not answer now (no retry: a test polls it across a restart).
+func (r *RouterProcess) MasterPID() int {
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Bounds.Socket)
+	defer cancel()
+	st, err := r.Master.ShowProc(ctx)
+	if err != nil {
+		return 0
+	}
+	return st.Master.PID
 }
 
 // Reloads returns the HAProxy master's reload counter.
@@ -299,7 +314,7 @@ func (r *RouterProcess) Get(host, path string) (int, string, error) {
 
 // Do sends one request through HAProxy (http:// to its HTTP port, https:// to its HTTPS port with
 // the URL's host as SNI; certificates are recorded, not verified).
-func (r *RouterProcess) Do(method, url string) (*Response, error) {
+func (r *RouterProcess) Do(method, url string) (*testkit.Response, error) {
 	return r.Client.Do(method, url, nil)
 }
 
@@ -327,9 +342,9 @@ func (r *RouterProcess) WaitAnswer(host, path string, status int, backend string
 // WaitResponse waits (bounded by Bounds.Apply) until GET url gets a response for which check
 // returns nil, and returns that response. Every attempt uses a new connection, so a TLS check sees
 // the certificate served now, not the one a kept-alive connection got at its handshake.
-func (r *RouterProcess) WaitResponse(url string, check func(*Response) error) *Response {
+func (r *RouterProcess) WaitResponse(url string, check func(*testkit.Response) error) *testkit.Response {
 	r.t.Helper()
-	var got *Response
+	var got *testkit.Response
 	if err := r.wait(r.cfg.Bounds.Apply, r.cfg.Bounds.Poll, func() error {
 		r.Client.CloseIdleConnections()
 		resp, err := r.Do(http.MethodGet, url)

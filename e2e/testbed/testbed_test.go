@@ -2,20 +2,18 @@ package testbed
 
 import (
 	"bytes"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -45,11 +43,11 @@ backend fallback
 `
 
 // startHand starts HAProxy on handConfig in front of one backend named "a" on 127.0.0.2.
-func startHand(t *testing.T, ca *CA) (*HAProxy, *Client, *Backend) {
+func startHand(t *testing.T, ca *testkit.CA) (*HAProxy, *testkit.Client, *testkit.Backend) {
 	t.Helper()
-	be := StartHTTPBackend(t, "127.0.0.2", "a")
-	dir := TempDir(t)
-	ports := ListenPorts(t, 2)
+	be := testkit.StartHTTPBackend(t, "127.0.0.2", "a")
+	dir := testkit.TempDir(t)
+	ports := testkit.ListenPorts(t, 2)
 	httpPort, httpsPort := ports[0], ports[1]
 	cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", fmt.Sprint(httpPort),
 		"{{https}}", fmt.Sprint(httpsPort), "{{backend}}", be.Addr()).Replace(handConfig)
@@ -57,11 +55,11 @@ func startHand(t *testing.T, ca *CA) (*HAProxy, *Client, *Backend) {
 		{Path: "conf/haproxy.cfg", Data: []byte(cfg)},
 		{Path: "conf/default.pem", Data: ca.IssueBundle(t, "a.test")},
 	})
-	return h, NewClient(t, httpPort, httpsPort, ca.Pool()), be
+	return h, testkit.NewClient(t, httpPort, httpsPort, ca.Pool()), be
 }
 
 func TestHAProxyServesThroughClient(t *testing.T) {
-	ca := NewCA(t, "testbed CA")
+	ca := testkit.NewCA(t, "testbed CA")
 	h, c, be := startHand(t, ca)
 
 	for _, url := range []string{"http://a.test/x", "http://A.Test:8080/x", "http://a.test./x", "http://a.TEST.:1/x"} {
@@ -117,7 +115,7 @@ func TestHAProxyServesThroughClient(t *testing.T) {
 }
 
 func TestHAProxyStopsOnCleanup(t *testing.T) {
-	ca := NewCA(t, "testbed CA")
+	ca := testkit.NewCA(t, "testbed CA")
 	var h *HAProxy
 	t.Run("run", func(t *testing.T) {
 		h, _, _ = startHand(t, ca)
@@ -167,7 +165,7 @@ func liveGroupMembers(t *testing.T, pgid int) []int {
 }
 
 func TestCheckConfigReportsErrors(t *testing.T) {
-	dir := TempDir(t)
+	dir := testkit.TempDir(t)
 	cfg := filepath.Join(dir, "bad.cfg")
 	if err := os.WriteFile(cfg, []byte("frontend f\n    bind 127.0.0.1:1\n    no-such-keyword x\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -179,7 +177,7 @@ func TestCheckConfigReportsErrors(t *testing.T) {
 }
 
 func TestWriteFilesRefusesEscapes(t *testing.T) {
-	dir := TempDir(t)
+	dir := testkit.TempDir(t)
 	for _, p := range []string{"../x", "/etc/x", "", "a/../../x"} {
 		if err := writeFiles(dir, []render.File{{Path: p, Data: []byte("x")}}); err == nil {
 			t.Errorf("writeFiles(%q): no error", p)
@@ -196,97 +194,11 @@ func TestWriteFilesRefusesEscapes(t *testing.T) {
 	}
 }
 
-func TestTLSBackendAndPKI(t *testing.T) {
-	ca, other := NewCA(t, "ca one"), NewCA(t, "ca two")
-	certPEM, keyPEM := ca.Issue(t, "svc.ns.svc", "127.0.0.1")
-	be := StartTLSBackend(t, "127.0.0.1", "tls", certPEM, keyPEM)
-	if !be.TLS || be.IP != "127.0.0.1" {
-		t.Fatalf("backend = %+v", be)
-	}
-	// Point the client's https port straight at the backend.
-	c := NewClient(t, 0, be.Port, ca.Pool())
-	r := c.Fetch(t, "https://svc.ns.svc/hello")
-	if r.Status != http.StatusOK || r.Backend != "tls" || r.Header.Get(HeaderSNI) != "svc.ns.svc" {
-		t.Errorf("GET = %d from %q, SNI %q", r.Status, r.Backend, r.Header.Get(HeaderSNI))
-	}
-	if r.Body != "tls GET /hello\n\n" {
-		t.Errorf("body = %q", r.Body)
-	}
-	if leaf := r.Leaf(); leaf == nil || leaf.Issuer.CommonName != "ca one" {
-		t.Errorf("leaf = %v, want one issued by ca one", leaf)
-	}
-	// A client trusting another CA refuses the certificate.
-	c2 := NewClient(t, 0, be.Port, other.Pool())
-	if _, err := c2.Do(http.MethodGet, "https://svc.ns.svc/", nil); err == nil {
-		t.Error("client trusting another CA accepted the backend's certificate")
-	}
-	// The key pair round-trips and the certificate carries the IP SAN.
-	kp := KeyPair(t, certPEM, keyPEM)
-	if len(kp.Certificate) != 1 {
-		t.Fatalf("key pair has %d certificates", len(kp.Certificate))
-	}
-	conn, err := tls.Dial("tcp", be.Addr(), &tls.Config{RootCAs: Pool(ca), ServerName: "127.0.0.1"})
-	if err != nil {
-		t.Fatalf("dial by IP SAN: %v", err)
-	}
-	conn.Close()
-}
-
-func TestBackendRefusesNonLoopback(t *testing.T) {
-	ft := &fatalRecorder{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		StartHTTPBackend(ft, "10.0.0.1", "x")
-	}()
-	<-done
-	if !ft.fatal {
-		t.Error("StartHTTPBackend on 10.0.0.1 did not fail")
-	}
-}
-
-func TestFreePortIsFree(t *testing.T) {
-	p := FreePort(t)
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-	if err != nil {
-		t.Fatalf("port %d from FreePort: %v", p, err)
-	}
-	l.Close()
-}
-
-// TestListenPortsReserves checks that a port ListenPorts handed out is not handed out again until
-// the cleanups of the test that got it have run, in this process or (the lock being a file lock)
-// in any other.
-func TestListenPortsReserves(t *testing.T) {
-	var p int
-	t.Run("holder", func(t *testing.T) {
-		p = FreePort(t)
-		if reservePort(t, p) {
-			t.Fatalf("port %d was reserved twice", p)
-		}
-	})
-	// The holder's cleanups ran: the port is free to reserve again.
-	if !reservePort(t, p) {
-		t.Fatalf("port %d still reserved after its test ended", p)
-	}
-}
-
-// fatalRecorder records Fatalf instead of failing the test; Fatalf ends the calling goroutine.
-type fatalRecorder struct {
-	testing.TB
-	fatal bool
-}
-
-func (f *fatalRecorder) Fatalf(string, ...any) {
-	f.fatal = true
-	runtime.Goexit()
-}
-
 func TestManifestsRoundTrip(t *testing.T) {
-	ca := NewCA(t, "ca")
+	ca := testkit.NewCA(t, "ca")
 	crt, key := ca.Issue(t, "edge.example.com")
 	var m Manifests
-	m.Service("ns", "a", StartHTTPBackend(t, "127.0.0.2", "a"), StartHTTPBackend(t, "127.0.0.3", "a2"))
+	m.Service("ns", "a", testkit.StartHTTPBackend(t, "127.0.0.2", "a"), testkit.StartHTTPBackend(t, "127.0.0.3", "a2"))
 	m.ServiceAt("ns", "v6", netip.MustParseAddrPort("[::1]:8080"))
 	m.Service("other", "empty")
 	m.Route("ns", "r1", "www.example.com", "/api", "a", Weight(70), Alternate("v6", 30), Annotate("k", "v"))
@@ -335,23 +247,4 @@ func statEventually(h *HAProxy, proxy, field string, want int64) (int64, error) 
 		time.Sleep(20 * time.Millisecond)
 	}
 	return n, err
-}
-
-func TestLogBufferKeepsHeadAndTail(t *testing.T) {
-	var b LogBuffer
-	_, _ = b.Write([]byte("start\n"))
-	filler := bytes.Repeat([]byte("x"), logHead+logTail)
-	_, _ = b.Write(filler)
-	_, _ = b.Write([]byte("\nthe end"))
-	s := b.String()
-	if !strings.HasPrefix(s, "start\n") || !strings.HasSuffix(s, "\nthe end") {
-		t.Fatalf("LogBuffer lost its head or its tail: %q…%q", s[:20], s[len(s)-20:])
-	}
-	dropped := len("start\n") + len(filler) + len("\nthe end") - logHead - logTail
-	if !strings.Contains(s, fmt.Sprintf("[%d bytes of output dropped]", dropped)) {
-		t.Errorf("LogBuffer does not say it dropped %d bytes", dropped)
-	}
-	if len(s) > logHead+logTail+100 {
-		t.Errorf("LogBuffer kept %d bytes", len(s))
-	}
 }

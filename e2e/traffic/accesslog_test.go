@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -117,9 +118,9 @@ func accessLogRouter(t *testing.T, env map[string]string) (*testbed.StaticHAProx
 	opts.AccessLog = fromEnv.AccessLog
 
 	f := newFixture(t)
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	passCrt, passKey := f.ca.Issue(t, "pass.logs.example.com")
-	pass := testbed.StartTLSBackend(t, "127.0.0.3", "pass", passCrt, passKey)
+	pass := testkit.StartTLSBackend(t, "127.0.0.3", "pass", passCrt, passKey)
 	f.m.Service("logs", "web", web).Service("logs", "pass", pass)
 	f.m.Route("logs", "web", "www.logs.example.com", "", "web")
 	crt, key := f.ca.Issue(t, "secure.logs.example.com")
@@ -128,7 +129,7 @@ func accessLogRouter(t *testing.T, env map[string]string) (*testbed.StaticHAProx
 	r := testbed.StartStaticHAProxy(t, f.m.Input(t), opts, f.ca.IssueBundle(t, defaultCertName), f.ca.Pool())
 	r.RequireAdmitted(t)
 
-	out, err := exec.Command(testbed.HAProxyBinary(), append([]string{"-c"}, render.ConfigArgs(r.Dir)...)...).CombinedOutput()
+	out, err := exec.Command(testkit.HAProxyBinary(), append([]string{"-c"}, render.ConfigArgs(r.Dir)...)...).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "WARNING") {
 		t.Errorf("haproxy -c: %v\n%s", err, out)
 	}
@@ -136,7 +137,7 @@ func accessLogRouter(t *testing.T, env map[string]string) (*testbed.StaticHAProx
 }
 
 // get sends a GET with header and fails unless backend answers it with 200.
-func get(t *testing.T, c *testbed.Client, url, backend string, header http.Header) {
+func get(t *testing.T, c *testkit.Client, url, backend string, header http.Header) {
 	t.Helper()
 	resp, err := c.Do(http.MethodGet, url, header)
 	if err != nil {
@@ -277,11 +278,11 @@ func TestAccessLogDefaultLevel(t *testing.T) {
 	opts.AccessLog = fromEnv.AccessLog
 	opts.CheckInterval = "100ms"
 	f := newFixture(t)
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	// Two endpoints, both down: as in OpenShift, only a backend with more than one endpoint is
 	// health-checked (a lone server's check stops right after the start).
-	dead := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.3"), uint16(testbed.FreePort(t)))
-	dead2 := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.4"), uint16(testbed.FreePort(t)))
+	dead := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.3"), uint16(testkit.FreePort(t)))
+	dead2 := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.4"), uint16(testkit.FreePort(t)))
 	f.m.Service("logs", "web", web).ServiceAt("logs", "dead", dead, dead2)
 	f.m.Route("logs", "web", "www.logs.example.com", "", "web")
 	f.m.Route("logs", "dead", "dead.logs.example.com", "", "dead")

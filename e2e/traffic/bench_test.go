@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 const (
@@ -61,7 +62,7 @@ type benchTarget struct {
 
 type benchEnv struct {
 	router   *testbed.StaticHAProxy
-	backends []*testbed.Backend
+	backends []*testkit.Backend
 	corpus   []benchTarget
 }
 
@@ -71,7 +72,7 @@ func newBenchEnv(t testing.TB, routes, mix int) *benchEnv {
 	var m testbed.Manifests
 	env := &benchEnv{}
 	for i := range benchServices {
-		be := testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 10+i), fmt.Sprintf("b%d", i))
+		be := testkit.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 10+i), fmt.Sprintf("b%d", i))
 		m.Service("bench", be.Name, be)
 		env.backends = append(env.backends, be)
 	}
@@ -94,7 +95,7 @@ func newBenchEnv(t testing.TB, routes, mix int) *benchEnv {
 	rng := rand.New(rand.NewPCG(benchSeed, benchSeed))
 	rng.Shuffle(len(env.corpus), func(i, j int) { env.corpus[i], env.corpus[j] = env.corpus[j], env.corpus[i] })
 
-	ca := testbed.NewCA(t, "bench CA")
+	ca := testkit.NewCA(t, "bench CA")
 	env.router = testbed.StartStaticHAProxy(t, m.Objects(), testbed.RouterOptions(t), ca.IssueBundle(t, defaultCertName), ca.Pool())
 	env.router.RequireAdmitted(t)
 	return env

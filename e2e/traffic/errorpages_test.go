@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -25,7 +26,7 @@ const (
 func errorPageRouter(t *testing.T, env map[string]string, page503, page404 []byte) *testbed.StaticHAProxy {
 	t.Helper()
 	f := newFixture(t)
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	f.m.Service("errors", "web", web).Service("errors", "empty")
 	f.m.Route("errors", "web", "www.errors.example.com", "", "web")
 	f.m.Route("errors", "empty", "empty.errors.example.com", "", "empty")
@@ -53,7 +54,7 @@ type errorPage struct {
 	header string
 }
 
-func expectPage(t *testing.T, c *testbed.Client, url string, w errorPage) {
+func expectPage(t *testing.T, c *testkit.Client, url string, w errorPage) {
 	t.Helper()
 	r, err := c.Do(http.MethodGet, url, nil)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 )
 
@@ -28,7 +29,7 @@ func TestForwardedHeaderPolicies(t *testing.T) {
 		if p == "" {
 			name = "fwd-default"
 		}
-		b := testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 2+i), name)
+		b := testkit.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 2+i), name)
 		f.m.Service("fwd", name, b)
 		var opts []testbed.RouteOption
 		if p != "" {
@@ -67,7 +68,7 @@ func TestForwardedHeaderPolicies(t *testing.T) {
 			t.Errorf("GET %s: status %d from %s", url, resp.Status, who(resp.Backend))
 			continue
 		}
-		if got := resp.Header.Get(testbed.HeaderForwarded); got != want[tc.policy] {
+		if got := resp.Header.Get(testkit.HeaderForwarded); got != want[tc.policy] {
 			t.Errorf("GET %s (policy %s): the backend received\n  %s\nwant\n  %s", url, tc.policy, got, want[tc.policy])
 		}
 	}
@@ -173,5 +174,5 @@ func startForwardedRecorder(t *testing.T, ip string) netip.AddrPort {
 		body, _ := json.Marshal(values)
 		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
 	}
-	return testbed.ServeConns(t, l, serve)
+	return testkit.ServeConns(t, l, serve)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/mappingtest"
@@ -26,7 +27,7 @@ func TestCasesPassHAProxyCheck(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatalf("no test cases in %s", casesDir)
 	}
-	ca := testbed.NewCA(t, routerCAName)
+	ca := testkit.NewCA(t, routerCAName)
 	defaultCert := ca.IssueBundle(t, defaultCertName)
 	for _, p := range paths {
 		name := strings.TrimSuffix(filepath.Base(p), ".yaml")
@@ -40,7 +41,7 @@ func TestCasesPassHAProxyCheck(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parse case: %v", err)
 			}
-			dir := testbed.TempDir(t)
+			dir := testkit.TempDir(t)
 			if opts.DefaultDestinationCAFile != "" {
 				// The case names a file of the machine it would run on; stand in a CA bundle at a path
 				// of our own so that haproxy -c can load it.

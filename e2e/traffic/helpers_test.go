@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // defaultCertName is the only name on the router's default certificate.
@@ -14,7 +15,7 @@ const defaultCertName = "default.router.test"
 // fixture is what most traffic tests share: the router's CA (it signs the default certificate and
 // the Route certificates the client trusts) and the manifests under construction.
 type fixture struct {
-	ca *testbed.CA
+	ca *testkit.CA
 	m  testbed.Manifests
 }
 
@@ -23,7 +24,7 @@ const routerCAName = "router CA"
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	return &fixture{ca: testbed.NewCA(t, routerCAName)}
+	return &fixture{ca: testkit.NewCA(t, routerCAName)}
 }
 
 // start translates the manifests with the traffic tests' options, renders, starts HAProxy and checks
@@ -44,7 +45,7 @@ type want struct {
 }
 
 // expect sends a GET for url and compares the answer with w.
-func expect(t *testing.T, c *testbed.Client, url string, w want) *testbed.Response {
+func expect(t *testing.T, c *testkit.Client, url string, w want) *testkit.Response {
 	t.Helper()
 	r, err := c.Do(http.MethodGet, url, nil)
 	if err != nil {
@@ -65,7 +66,7 @@ func expect(t *testing.T, c *testbed.Client, url string, w want) *testbed.Respon
 }
 
 // receivedPath extracts the path from a testbed backend's answer ("<name> <method> <path>\n...").
-func receivedPath(r *testbed.Response) string {
+func receivedPath(r *testkit.Response) string {
 	line, _, _ := strings.Cut(r.Body, "\n")
 	f := strings.Fields(line)
 	if len(f) != 3 {
@@ -75,7 +76,7 @@ func receivedPath(r *testbed.Response) string {
 }
 
 // forwardedProto extracts the X-Forwarded-Proto the backend received (second body line).
-func forwardedProto(r *testbed.Response) string {
+func forwardedProto(r *testkit.Response) string {
 	lines := strings.Split(r.Body, "\n")
 	if len(lines) < 2 {
 		return ""

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 )
 
@@ -71,12 +72,12 @@ func runHTTP2ALPN(t *testing.T, disabled bool) map[string]string {
 		t.Fatalf("ROUTER_DISABLE_HTTP2=%v parsed as DisableHTTP2=%v", disabled, opts.HTTP.DisableHTTP2)
 	}
 	f := newFixture(t)
-	serviceCA := testbed.NewCA(t, "service CA")
+	serviceCA := testkit.NewCA(t, "service CA")
 	for i, name := range []string{"own", "nocert", "shared-a", "shared-b"} {
 		f.m.ServiceAt("h2", name, startEchoBackend(t, fmt.Sprintf("127.0.0.%d", 2+i), name, nil))
 	}
 	reCrt, reKey := serviceCA.Issue(t, "re.h2.svc")
-	reKP := testbed.KeyPair(t, reCrt, reKey)
+	reKP := testkit.KeyPair(t, reCrt, reKey)
 	f.m.ServiceAt("h2", "re", startEchoBackend(t, "127.0.0.6", "re", &reKP))
 
 	crt, key := f.ca.Issue(t, "own.example.com")

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
@@ -21,8 +22,8 @@ import (
 
 func TestHostMatching(t *testing.T) {
 	f := newFixture(t)
-	www := testbed.StartHTTPBackend(t, "127.0.0.2", "www")
-	other := testbed.StartHTTPBackend(t, "127.0.0.3", "other")
+	www := testkit.StartHTTPBackend(t, "127.0.0.2", "www")
+	other := testkit.StartHTTPBackend(t, "127.0.0.3", "other")
 	f.m.Service("web", "www", www).Service("web", "other", other)
 	f.m.Route("web", "www", "www.example.com", "", "www")
 	f.m.Route("web", "other", "other.example.com", "", "other")
@@ -66,7 +67,7 @@ func TestHostMatching(t *testing.T) {
 // on another Route is, whatever the case of the request's Host.
 func TestUpperCaseRouteHost(t *testing.T) {
 	f := newFixture(t)
-	be := testbed.StartHTTPBackend(t, "127.0.0.2", "app")
+	be := testkit.StartHTTPBackend(t, "127.0.0.2", "app")
 	f.m.Service("case", "app", be)
 	f.m.Route("case", "upper", "WWW.Upper.example.com", "", "app")
 	f.m.Route("case", "lower", "www.lower.example.com", "", "app")
@@ -98,7 +99,7 @@ func TestUpperCaseRouteHost(t *testing.T) {
 // Service forwards to the endpoint port) selects no server, so its Route answers 503.
 func TestTargetPort(t *testing.T) {
 	f := newFixture(t)
-	be := testbed.StartHTTPBackend(t, "127.0.0.2", "app")
+	be := testkit.StartHTTPBackend(t, "127.0.0.2", "app")
 	f.m.Service("tp", "app", be)
 	in := f.m.Input(t)
 	svcPort := in.Services[0].Spec.Ports[0].Port
@@ -148,12 +149,12 @@ var overlappingPathCases = []pathCase{
 }
 
 func TestOverlappingPaths(t *testing.T) {
-	ca := testbed.NewCA(t, routerCAName)
-	backends := map[string]*testbed.Backend{
-		"root":   testbed.StartHTTPBackend(t, "127.0.0.2", "root"),
-		"api":    testbed.StartHTTPBackend(t, "127.0.0.3", "api"),
-		"v2":     testbed.StartHTTPBackend(t, "127.0.0.4", "v2"),
-		"static": testbed.StartHTTPBackend(t, "127.0.0.5", "static"),
+	ca := testkit.NewCA(t, routerCAName)
+	backends := map[string]*testkit.Backend{
+		"root":   testkit.StartHTTPBackend(t, "127.0.0.2", "root"),
+		"api":    testkit.StartHTTPBackend(t, "127.0.0.3", "api"),
+		"v2":     testkit.StartHTTPBackend(t, "127.0.0.4", "v2"),
+		"static": testkit.StartHTTPBackend(t, "127.0.0.5", "static"),
 	}
 	paths := map[string]string{"root": "/", "api": "/api", "v2": "/api/v2", "static": "/static/"}
 	// The Routes in several orders: creation time follows the order too, so the oldest Route differs.
@@ -284,8 +285,8 @@ func TestDefaultsAndHealth(t *testing.T) {
 
 func TestWildcard(t *testing.T) {
 	f := newFixture(t)
-	wild := testbed.StartHTTPBackend(t, "127.0.0.2", "wild")
-	exact := testbed.StartHTTPBackend(t, "127.0.0.3", "exact")
+	wild := testkit.StartHTTPBackend(t, "127.0.0.2", "wild")
+	exact := testkit.StartHTTPBackend(t, "127.0.0.3", "exact")
 	f.m.Service("wild", "wild", wild).Service("wild", "exact", exact)
 	f.m.Route("wild", "wild", "*.wild.example.com", "", "wild", testbed.Wildcard())
 	f.m.Route("wild", "exact", "exact.wild.example.com", "", "exact")
@@ -314,7 +315,7 @@ func TestWildcard(t *testing.T) {
 // and '%' mean what they mean there, and a path or target with a single quote works.
 func TestRewrite(t *testing.T) {
 	f := newFixture(t)
-	be := testbed.StartHTTPBackend(t, "127.0.0.2", "app")
+	be := testkit.StartHTTPBackend(t, "127.0.0.2", "app")
 	f.m.Service("ann", "app", be)
 	rewrite := func(v string) testbed.RouteOption { return testbed.Annotate(mapping.AnnotationRewriteTarget, v) }
 	f.m.Route("ann", "strip", "rw.example.com", "/app", "app", rewrite("/"))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // optionsRoutes adds to f an echo server (on ip, with the response headers extra) behind two Routes
@@ -199,7 +200,7 @@ func TestIgnoreProbes(t *testing.T) {
 				env["ROUTER_HTTP_IGNORE_PROBES"] = "true"
 			}
 			f := newFixture(t)
-			web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+			web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 			f.m.Service("probes", "web", web)
 			f.m.Route("probes", "web", "www.probes.example.com", "", "web")
 			r := f.startRouterOpts(t, envOptions(t, env))

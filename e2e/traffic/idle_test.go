@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 )
 
@@ -18,7 +19,7 @@ import (
 // without the annotation answers 503.
 func TestIdledService(t *testing.T) {
 	f := newFixture(t)
-	waker := testbed.StartHTTPBackend(t, "127.0.0.7", "cluster-ip")
+	waker := testkit.StartHTTPBackend(t, "127.0.0.7", "cluster-ip")
 	f.m.ServiceAt("idle", "sleeping").ServiceAt("idle", "plain")
 	f.m.Route("idle", "sleeping", "sleeping.example.com", "", "sleeping")
 	f.m.Route("idle", "plain", "plain.example.com", "", "plain")

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // dualStackAttempts bounds the search for ports free on both address families.
@@ -42,7 +43,7 @@ func dualStackPorts(t *testing.T) (int, int) {
 		return true
 	}
 	for range dualStackAttempts {
-		ps := testbed.ListenPorts(t, 2)
+		ps := testkit.ListenPorts(t, 2)
 		if free(ps[0]) && free(ps[1]) {
 			return ps[0], ps[1]
 		}

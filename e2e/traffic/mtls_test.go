@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 )
@@ -59,10 +60,10 @@ func rdnSequence(t *testing.T, rdns []string) pkix.RDNSequence {
 func opensslDN(rdns []string) string { return "/" + strings.Join(rdns, "/") }
 
 // newMTLSClient issues a client certificate for subject from ca.
-func newMTLSClient(t *testing.T, name string, ca *testbed.CA, caRDNs []string, subject ...string) mtlsClient {
+func newMTLSClient(t *testing.T, name string, ca *testkit.CA, caRDNs []string, subject ...string) mtlsClient {
 	t.Helper()
 	crt, key := ca.IssueClient(t, rdnSequence(t, subject))
-	kp := testbed.KeyPair(t, crt, key)
+	kp := testkit.KeyPair(t, crt, key)
 	return mtlsClient{name: name, subject: subject, cert: &kp, certPEM: crt, issuer: opensslDN(caRDNs)}
 }
 
@@ -115,9 +116,9 @@ func TestMutualTLS(t *testing.T) {
 		t.Fatalf("operator variants: ROUTER_MUTUAL_TLS_AUTH %q and %q, want required and optional", required, optional)
 	}
 
-	caRDNs := []string{"O=haroute testbed", "CN=client CA"} // testbed.NewCA's subject, as OpenSSL prints it
-	clientCA := testbed.NewCA(t, "client CA")
-	strangerCA := testbed.NewCA(t, "stranger CA")
+	caRDNs := []string{"O=haroute testbed", "CN=client CA"} // testkit.NewCA's subject, as OpenSSL prints it
+	clientCA := testkit.NewCA(t, "client CA")
+	strangerCA := testkit.NewCA(t, "stranger CA")
 	alice := newMTLSClient(t, "alice (matches the filter's 2nd pattern)", clientCA, caRDNs, "CN=alice.apps.example.com", "O=Example Inc", "C=US")
 	security := newMTLSClient(t, "security (matches the filter's 1st pattern)", clientCA, caRDNs, "CN=example.com", "ST=NC", "C=US", "O=Security", "OU=OpenShift")
 	bob := newMTLSClient(t, "bob (valid, outside the filter)", clientCA, caRDNs, "CN=bob.example.org", "O=Example Inc", "C=US")
@@ -182,7 +183,7 @@ func spoofedHeaders() http.Header {
 
 // runMutualTLS starts HAProxy under one policy and checks every client, through fe_sni (SNI) and
 // fe_no_sni (no SNI), returning the outcomes by client name.
-func runMutualTLS(t *testing.T, p mtlsPolicy, clientCA *testbed.CA, crl []byte, clients []mtlsClient, want map[string]mtlsOutcome) map[string]string {
+func runMutualTLS(t *testing.T, p mtlsPolicy, clientCA *testkit.CA, crl []byte, clients []mtlsClient, want map[string]mtlsOutcome) map[string]string {
 	opts := envOptions(t, p.env)
 	var listener model.ListenerFiles
 	if opts.ClientTLS.Verify != "" {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestRedirect: a plain-HTTP request is redirected to https when the most specific Route of its host
@@ -17,9 +18,9 @@ import (
 func TestRedirect(t *testing.T) {
 	f := newFixture(t)
 	names := []string{"edge", "plain", "allow", "none", "pass", "wild", "exact"}
-	backends := map[string]*testbed.Backend{}
+	backends := map[string]*testkit.Backend{}
 	for i, name := range names {
-		backends[name] = testbed.StartHTTPBackend(t, "127.0.0."+strconv.Itoa(2+i), name)
+		backends[name] = testkit.StartHTTPBackend(t, "127.0.0."+strconv.Itoa(2+i), name)
 		f.m.Service("redir", name, backends[name])
 	}
 	crt, key := f.ca.Issue(t, "r.example.com")

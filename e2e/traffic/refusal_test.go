@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 )
 
@@ -39,8 +40,8 @@ func answered(t *testing.T, what string, raw []byte, err error, backend string) 
 		t.Errorf("%s: %v", what, err)
 		return
 	}
-	if resp.StatusCode != 200 || resp.Header.Get(testbed.HeaderBackend) != backend {
-		t.Errorf("%s: got %d from %s, want 200 from backend %s", what, resp.StatusCode, who(resp.Header.Get(testbed.HeaderBackend)), backend)
+	if resp.StatusCode != 200 || resp.Header.Get(testkit.HeaderBackend) != backend {
+		t.Errorf("%s: got %d from %s, want 200 from backend %s", what, resp.StatusCode, who(resp.Header.Get(testkit.HeaderBackend)), backend)
 	}
 }
 
@@ -51,7 +52,7 @@ func answered(t *testing.T, what string, raw []byte, err error, backend string) 
 // closed at its first request for a Route that refuses it.
 func TestAllowlistRefusal(t *testing.T) {
 	f := newFixture(t)
-	be := testbed.StartHTTPBackend(t, "127.0.0.2", "app")
+	be := testkit.StartHTTPBackend(t, "127.0.0.2", "app")
 	f.m.Service("acl", "app", be)
 	f.m.Route("acl", "allow", "allow.example.com", "", "app", testbed.Annotate(mapping.AnnotationIPAllowlist, "127.0.0.1"))
 	f.m.Route("acl", "allow-cidr", "cidr.example.com", "", "app", testbed.Annotate(mapping.AnnotationIPAllowlist, "192.168.0.0/16 127.0.0.0/8"))
@@ -106,7 +107,7 @@ func TestRateLimits(t *testing.T) {
 			held <- struct{}{}
 			<-release
 		}
-		w.Header().Set(testbed.HeaderBackend, "app")
+		w.Header().Set(testkit.HeaderBackend, "app")
 	}))
 	f.m.ServiceAt("rl", "app", app)
 	const limit = 3

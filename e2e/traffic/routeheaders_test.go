@@ -14,6 +14,7 @@ import (
 	routev1 "github.com/openshift/api/route/v1"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
@@ -77,8 +78,8 @@ func TestRouteHeaderActions(t *testing.T) {
 		return cfg
 	}
 
-	dir := testbed.TempDir(t)
-	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: f.ca.IssueBundle(t, defaultCertName)}, Binary: testbed.HAProxyBinary()})
+	dir := testkit.TempDir(t)
+	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: f.ca.IssueBundle(t, defaultCertName)}, Binary: testkit.HAProxyBinary()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestRouteHeaderActions(t *testing.T) {
 		}
 		return ps.Master.Reloads
 	}
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, f.ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, f.ca.Pool())
 
 	// check asks both Routes and compares what the backend and the client received.
 	check := func(step, lit, frame string) {
@@ -197,8 +198,8 @@ func TestRouteHeaderValueMapMatchesInline(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t)
-	dir := testbed.TempDir(t)
-	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: f.ca.IssueBundle(t, defaultCertName)}, Binary: testbed.HAProxyBinary()})
+	dir := testkit.TempDir(t)
+	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: f.ca.IssueBundle(t, defaultCertName)}, Binary: testkit.HAProxyBinary()})
 	if err != nil {
 		t.Fatal(err)
 	}

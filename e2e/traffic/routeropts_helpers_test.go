@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/render"
 )
@@ -64,7 +65,7 @@ func haproxyCheck(t *testing.T, r *testbed.StaticHAProxy) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, testbed.HAProxyBinary(), append([]string{"-c"}, render.ConfigArgs(r.Dir)...)...).CombinedOutput()
+	out, err := exec.CommandContext(ctx, testkit.HAProxyBinary(), append([]string{"-c"}, render.ConfigArgs(r.Dir)...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
 	}
@@ -110,7 +111,7 @@ type echoed struct {
 }
 
 // echoHeaderBackend is the response header an echo server sets to its name.
-const echoHeaderBackend = testbed.HeaderBackend
+const echoHeaderBackend = testkit.HeaderBackend
 
 // startEcho starts an echo server named name on ip: it answers every request with 200, the
 // response headers extra and X-Backend: name, and the JSON of an echoed request as body.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 )
 
@@ -26,7 +27,7 @@ func startSilentTLS(t *testing.T, ip string, certPEM, keyPEM []byte) netip.AddrP
 	if err != nil {
 		t.Fatalf("listen on %s: %v", ip, err)
 	}
-	return testbed.ServeConns(t, l, func(c net.Conn) {
+	return testkit.ServeConns(t, l, func(c net.Conn) {
 		defer c.Close()
 		_ = c.(*tls.Conn).Handshake()
 		_, _ = io.Copy(io.Discard, c) // until the client (HAProxy) closes

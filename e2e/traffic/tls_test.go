@@ -9,19 +9,20 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestTLS serves edge, passthrough and reencrypt Routes from one HAProxy: SNI inspection in
 // public_ssl must hand each connection to the right place.
 func TestTLS(t *testing.T) {
 	f := newFixture(t)
-	serviceCA := testbed.NewCA(t, "service CA") // signs the reencrypt backends' certificates
-	strangerCA := testbed.NewCA(t, "stranger CA")
+	serviceCA := testkit.NewCA(t, "service CA") // signs the reencrypt backends' certificates
+	strangerCA := testkit.NewCA(t, "stranger CA")
 
 	// Edge Routes, one per insecure policy, and one without its own certificate.
-	edge := map[string]*testbed.Backend{}
+	edge := map[string]*testkit.Backend{}
 	for i, name := range []string{"edge-none", "edge-allow", "edge-redirect", "edge-default"} {
-		edge[name] = testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 2+i), name)
+		edge[name] = testkit.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 2+i), name)
 		f.m.Service("tls", name, edge[name])
 	}
 	crt, key := f.ca.Issue(t, "edge.example.com")
@@ -34,18 +35,18 @@ func TestTLS(t *testing.T) {
 
 	// Passthrough: the backend holds the Route host's certificate.
 	passCrt, passKey := f.ca.Issue(t, "pass.example.com")
-	pass := testbed.StartTLSBackend(t, "127.0.0.6", "pass", passCrt, passKey)
+	pass := testkit.StartTLSBackend(t, "127.0.0.6", "pass", passCrt, passKey)
 	f.m.Service("tls", "pass", pass)
 	f.m.Route("tls", "pass", "pass.example.com", "", "pass", testbed.Passthrough())
 
 	// Reencrypt: a backend with a certificate for its service name from the service CA, one whose
 	// certificate names another service, one whose certificate comes from a CA the Route does not trust.
 	reCrt, reKey := serviceCA.Issue(t, "re.tls.svc")
-	re := testbed.StartTLSBackend(t, "127.0.0.7", "re", reCrt, reKey)
+	re := testkit.StartTLSBackend(t, "127.0.0.7", "re", reCrt, reKey)
 	wrongCrt, wrongKey := serviceCA.Issue(t, "someone-else.tls.svc")
-	reWrongName := testbed.StartTLSBackend(t, "127.0.0.8", "re-wrong-name", wrongCrt, wrongKey)
+	reWrongName := testkit.StartTLSBackend(t, "127.0.0.8", "re-wrong-name", wrongCrt, wrongKey)
 	strangerCrt, strangerKey := strangerCA.Issue(t, "re-stranger.tls.svc")
-	reStranger := testbed.StartTLSBackend(t, "127.0.0.9", "re-stranger", strangerCrt, strangerKey)
+	reStranger := testkit.StartTLSBackend(t, "127.0.0.9", "re-stranger", strangerCrt, strangerKey)
 	f.m.Service("tls", "re", re).Service("tls", "re-wrong-name", reWrongName).Service("tls", "re-stranger", reStranger)
 	for _, name := range []string{"re", "re-wrong-name", "re-stranger"} {
 		crt, key := f.ca.Issue(t, name+".example.com")
@@ -73,7 +74,7 @@ func TestTLS(t *testing.T) {
 	t.Run("edge default certificate", func(t *testing.T) {
 		// The Route has no certificate of its own: the default one is served (a client that verifies
 		// the host name would refuse it, so look without verifying).
-		unverified := testbed.NewClient(t, r.Options.HTTPPort, r.Options.HTTPSPort, nil)
+		unverified := testkit.NewClient(t, r.Options.HTTPPort, r.Options.HTTPSPort, nil)
 		resp := expect(t, unverified, "https://nocert.example.com/d", want{200, "edge-default", "/d"})
 		checkLeaf(t, resp, defaultCertName)
 	})
@@ -111,7 +112,7 @@ func TestTLS(t *testing.T) {
 		if leaf := resp.Leaf(); leaf == nil || !bytes.Equal(leaf.Raw, pemDER(t, passCrt)) {
 			t.Errorf("passthrough: the certificate received is not the backend's own (got %v)", leaf)
 		}
-		if sni := resp.Header.Get(testbed.HeaderSNI); sni != "pass.example.com" {
+		if sni := resp.Header.Get(testkit.HeaderSNI); sni != "pass.example.com" {
 			t.Errorf("passthrough: backend saw SNI %q, want pass.example.com", sni)
 		}
 		if p := forwardedProto(resp); p != "" {
@@ -125,7 +126,7 @@ func TestTLS(t *testing.T) {
 		checkLeaf(t, resp, "re.example.com")
 		if resp != nil {
 			// As OpenShift: HAProxy sends no SNI to the backend.
-			if sni := resp.Header.Get(testbed.HeaderSNI); sni != "" {
+			if sni := resp.Header.Get(testkit.HeaderSNI); sni != "" {
 				t.Errorf("reencrypt: backend saw SNI %q, want none", sni)
 			}
 			if p := forwardedProto(resp); p != "https" {
@@ -144,7 +145,7 @@ func TestTLS(t *testing.T) {
 }
 
 // checkLeaf checks that the server certificate names host and was issued by the fixture's CA.
-func checkLeaf(t *testing.T, resp *testbed.Response, host string) {
+func checkLeaf(t *testing.T, resp *testkit.Response, host string) {
 	t.Helper()
 	if resp == nil {
 		return

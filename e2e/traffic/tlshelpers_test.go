@@ -19,6 +19,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/operatorenv"
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/runtime/socket"
@@ -65,18 +66,18 @@ func buildOf(t *testing.T) haproxyBuild {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, testbed.HAProxyBinary(), "-vv").CombinedOutput()
+	out, err := exec.CommandContext(ctx, testkit.HAProxyBinary(), "-vv").CombinedOutput()
 	if err != nil {
-		t.Fatalf("%s -vv: %v\n%s", testbed.HAProxyBinary(), err, out)
+		t.Fatalf("%s -vv: %v\n%s", testkit.HAProxyBinary(), err, out)
 	}
 	m := haproxyVersionRE.FindSubmatch(out)
 	s := runningSSLRE.FindSubmatch(out)
 	if m == nil || s == nil {
-		t.Fatalf("%s -vv: no HAProxy version or no OpenSSL runtime version in:\n%s", testbed.HAProxyBinary(), out)
+		t.Fatalf("%s -vv: no HAProxy version or no OpenSSL runtime version in:\n%s", testkit.HAProxyBinary(), out)
 	}
 	v, err := socket.ParseVersion(string(m[1]))
 	if err != nil {
-		t.Fatalf("%s -vv: %v", testbed.HAProxyBinary(), err)
+		t.Fatalf("%s -vv: %v", testkit.HAProxyBinary(), err)
 	}
 	major, _ := strconv.Atoi(string(s[2]))
 	minor, _ := strconv.Atoi(string(s[3]))
@@ -154,7 +155,7 @@ func startEchoBackend(t *testing.T, ip, name string, cert *tls.Certificate) neti
 	}
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set(testbed.HeaderBackend, name)
+			w.Header().Set(testkit.HeaderBackend, name)
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(echoReply{Backend: name, ProtoMajor: r.ProtoMajor, Header: r.Header})
 		}),
@@ -221,7 +222,7 @@ func getOver(port int, cfg *tls.Config, host, path string, header http.Header) (
 		return nil, fmt.Errorf("read body: %w", err)
 	}
 	res := &echoResult{Status: resp.StatusCode, ProtoMajor: resp.ProtoMajor, TLS: resp.TLS, Body: string(body)}
-	if resp.Header.Get(testbed.HeaderBackend) != "" {
+	if resp.Header.Get(testkit.HeaderBackend) != "" {
 		var r echoReply
 		if err := json.Unmarshal(body, &r); err != nil {
 			return nil, fmt.Errorf("decode the echo backend's reply %q: %w", body, err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
@@ -455,7 +456,7 @@ func runTLSProfile(t *testing.T, pc tlsProfileCase) *profileResult {
 	opts := envOptions(t, pc.env)
 	p := parseProfile(t, opts.TLS)
 	f := newFixture(t)
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	f.m.Service("tls", "web", web)
 	crt, key := f.ca.IssueRSA(t, 2048, "profile.example.com")
 	f.m.Route("tls", "profile", "profile.example.com", "", "web", testbed.Edge(crt, key))
@@ -572,7 +573,7 @@ func sClient(t *testing.T, bin string, port int, host string, args ...string) (b
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"s_client", "-brief", "-connect", fmt.Sprintf("127.0.0.1:%d", port), "-servername", host}, args...)...)
 	cmd.Stdin = strings.NewReader("")
-	cmd.Env = testbed.CleanEnv()
+	cmd.Env = testkit.CleanEnv()
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("openssl s_client %v: no answer within %v", args, 2*tlsTimeout)
@@ -600,7 +601,7 @@ func TestTLSProfileMLKEMCurve(t *testing.T) {
 		t.Fatalf("curves %q, want the operator's %q", opts.TLS.Curves, env["ROUTER_CURVES"])
 	}
 	f := newFixture(t)
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	f.m.Service("tls", "web", web)
 	crt, key := f.ca.Issue(t, "mlkem.example.com")
 	f.m.Route("tls", "mlkem", "mlkem.example.com", "", "web", testbed.Edge(crt, key))
@@ -637,8 +638,8 @@ func checkRendered(t *testing.T, in mapping.Input, opts mapping.Options, default
 	if cfg == nil {
 		t.Fatalf("Translate returned no config (problems: %v)", problems)
 	}
-	dir := testbed.TempDir(t)
-	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: defaultCert}, Binary: testbed.HAProxyBinary()})
+	dir := testkit.TempDir(t)
+	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: defaultCert}, Binary: testkit.HAProxyBinary()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -678,7 +679,7 @@ func TestTLSProfileNamedLists(t *testing.T) {
 				t.Errorf("ROUTER_CIPHERS=%s: DH parameters of %d bits, want %d", tc.list, opts.TLS.DHParamBits, tc.dh)
 			}
 			f := newFixture(t)
-			f.m.Service("tls", "web", testbed.StartHTTPBackend(t, "127.0.0.2", "web"))
+			f.m.Service("tls", "web", testkit.StartHTTPBackend(t, "127.0.0.2", "web"))
 			crt, key := f.ca.IssueRSA(t, 2048, "named.example.com")
 			f.m.Route("tls", "named", "named.example.com", "", "web", testbed.Edge(crt, key))
 			dcrt, dkey := f.ca.IssueRSA(t, 2048, defaultCertName)

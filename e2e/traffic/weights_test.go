@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 const (
@@ -25,12 +26,12 @@ const (
 // annotation still wins; with random, the shares hold for sequential requests.
 func TestWeights(t *testing.T) {
 	f := newFixture(t)
-	a := testbed.StartHTTPBackend(t, "127.0.0.2", "a0")
-	var bs []*testbed.Backend
+	a := testkit.StartHTTPBackend(t, "127.0.0.2", "a0")
+	var bs []*testkit.Backend
 	for i := range 3 {
-		bs = append(bs, testbed.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 3+i), fmt.Sprintf("b%d", i)))
+		bs = append(bs, testkit.StartHTTPBackend(t, fmt.Sprintf("127.0.0.%d", 3+i), fmt.Sprintf("b%d", i)))
 	}
-	zero := testbed.StartHTTPBackend(t, "127.0.0.6", "z0")
+	zero := testkit.StartHTTPBackend(t, "127.0.0.6", "z0")
 	f.m.Service("w", "a", a).Service("w", "b", bs...).Service("w", "z", zero)
 	split := []testbed.RouteOption{testbed.Weight(70), testbed.Alternate("b", 30), testbed.Alternate("z", 0)}
 	f.m.Route("w", "split", "split.example.com", "", "a", split...)
@@ -97,7 +98,7 @@ func checkShares(t *testing.T, counts map[string]int) {
 
 // fire sends n GETs for url from workers goroutines and counts the 200 answers per backend; other
 // statuses and transport errors are returned as errors.
-func fire(c *testbed.Client, url string, n, workers int) (map[string]int, []error) {
+func fire(c *testkit.Client, url string, n, workers int) (map[string]int, []error) {
 	var (
 		mu     sync.Mutex
 		counts = map[string]int{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/dataplane"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/socket"
@@ -25,7 +26,7 @@ const benchRoutes = 1000
 // where nothing listens, with checks every hour so that failing checks do not load the machine.
 func benchLive(b *testing.B) (*testbed.StaticHAProxy, render.RuntimePaths) {
 	b.Helper()
-	ca := testbed.NewCA(b, "bench CA")
+	ca := testkit.NewCA(b, "bench CA")
 	var m testbed.Manifests
 	for i := range benchRoutes {
 		name := fmt.Sprintf("r%04d", i)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/dataplane"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/socket"
@@ -50,10 +51,10 @@ const (
 
 func startLive(t *testing.T) *live {
 	t.Helper()
-	ca := testbed.NewCA(t, testCAName)
-	w1 := testbed.StartHTTPBackend(t, "127.0.0.2", "w1")
-	w2 := testbed.StartHTTPBackend(t, "127.0.0.3", "w2")
-	api := testbed.StartHTTPBackend(t, "127.0.0.4", "api")
+	ca := testkit.NewCA(t, testCAName)
+	w1 := testkit.StartHTTPBackend(t, "127.0.0.2", "w1")
+	w2 := testkit.StartHTTPBackend(t, "127.0.0.3", "w2")
+	api := testkit.StartHTTPBackend(t, "127.0.0.4", "api")
 	secCert, secKey := ca.Issue(t, secureHost, secureAlias)
 
 	var m testbed.Manifests

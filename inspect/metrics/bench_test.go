@@ -17,6 +17,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/metrics"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
@@ -221,8 +222,8 @@ func BenchmarkScrapeHAProxy(b *testing.B) {
 	if len(problems) > 0 {
 		b.Fatalf("translate: %d problems, the first %v", len(problems), problems[0])
 	}
-	ca := testbed.NewCA(b, "bench CA")
-	dir := testbed.TempDir(b)
+	ca := testkit.NewCA(b, "bench CA")
+	dir := testkit.TempDir(b)
 	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: render.Options{DefaultCertificatePEM: ca.IssueBundle(b, "default.example.com")}})
 	if err != nil {
 		b.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/metrics"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
@@ -47,10 +48,10 @@ type fixture struct {
 func startFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	www0 := testbed.StartHTTPBackend(t, "127.0.0.2", "www-a")
-	www1 := testbed.StartHTTPBackend(t, "127.0.0.3", "www-b")
-	late := testbed.StartHTTPBackend(t, "127.0.0.4", "late")
+	ca := testkit.NewCA(t, "router CA")
+	www0 := testkit.StartHTTPBackend(t, "127.0.0.2", "www-a")
+	www1 := testkit.StartHTTPBackend(t, "127.0.0.3", "www-b")
+	late := testkit.StartHTTPBackend(t, "127.0.0.4", "late")
 	cert, key := ca.Issue(t, "secure.example.com")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
@@ -69,11 +70,11 @@ func startFixture(t *testing.T) *fixture {
 		}
 		return cfg
 	}
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	inst, err := haproxy.New(haproxy.Config{
 		Dir:    dir,
 		Render: render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")},
-		Binary: testbed.HAProxyBinary(),
+		Binary: testkit.HAProxyBinary(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func startFixture(t *testing.T) *fixture {
 		t.Fatalf("web/late is served by %q (spare %v), want a claimed spare", f.late.Name, f.late.Spare)
 	}
 
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	get := func(url string, n int, want int) {
 		for range n {
 			if status, _, _ := client.Get(t, url); status != want {

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/views"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -178,9 +178,9 @@ func TestGoldenViews(t *testing.T) {
 			again := renderViews(t, replay(t, rec))
 			for _, v := range goldenViews {
 				if !bytes.Equal(got[v.name], again[v.name]) {
-					t.Errorf("view %s: two reads of the same transcripts gave different output:\n%s", v.name, testbed.LineDiff(string(got[v.name]), string(again[v.name])))
+					t.Errorf("view %s: two reads of the same transcripts gave different output:\n%s", v.name, testkit.LineDiff(string(got[v.name]), string(again[v.name])))
 				}
-				testbed.CompareGolden(t, goldenFile(series, v.name), got[v.name], *update)
+				testkit.CompareGolden(t, goldenFile(series, v.name), got[v.name], *update)
 			}
 		})
 	}
@@ -219,5 +219,5 @@ func TestGoldenOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testbed.GoldenOrphans(t, orphans, "series of "+transcriptsDir+" nor view", *update)
+	testkit.GoldenOrphans(t, orphans, "series of "+transcriptsDir+" nor view", *update)
 }

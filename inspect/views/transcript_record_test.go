@@ -19,6 +19,7 @@ import (
 	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/inspect/stateapi"
 	"github.com/haroute/haroute/inspect/views"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -128,7 +129,7 @@ func TestRecordTranscripts(t *testing.T) {
 	replayed := renderViews(t, replay(t, saved))
 	for _, v := range goldenViews {
 		if !bytes.Equal(live[v.name], replayed[v.name]) {
-			t.Errorf("view %s: the replay differs from the live sockets:\n%s", v.name, testbed.LineDiff(string(live[v.name]), string(replayed[v.name])))
+			t.Errorf("view %s: the replay differs from the live sockets:\n%s", v.name, testkit.LineDiff(string(live[v.name]), string(replayed[v.name])))
 		}
 	}
 }
@@ -138,7 +139,7 @@ func TestRecordTranscripts(t *testing.T) {
 // HAProxy directory.
 func startRecordRouter(t *testing.T, bin string) (string, *testbed.RouterProcess) {
 	t.Helper()
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	manifests := filepath.Join(dir, "m")
 	data, err := recordManifests().YAML()
 	if err != nil {
@@ -169,7 +170,7 @@ func startRecordRouter(t *testing.T, bin string) (string, *testbed.RouterProcess
 		// HAProxy's default maxconn needs more file descriptors than a test machine may grant.
 		Env:    []string{"ROUTER_MAX_CONNECTIONS=2000"},
 		Bounds: testbed.RouterProcessBounds{Ready: recordReady, Apply: recordSettle, Poll: recordPoll, ShowProc: recordSocket, Socket: recordSocket},
-		Process: testbed.ProcessOptions{
+		Process: testkit.ProcessOptions{
 			StopTimeout: recordStop,
 			Deathsig:    syscall.SIGTERM,
 			MustOutlive: true,
@@ -194,7 +195,7 @@ func settleScenario(t *testing.T, r *testbed.RouterProcess, statePath string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*recordSettle)
 	defer cancel()
 	var backend, server string
-	err := testbed.Eventually(recordSettle, recordPoll, func() error {
+	err := testkit.Eventually(recordSettle, recordPoll, func() error {
 		st, err := stateapi.Read(ctx, statePath)
 		if err != nil {
 			return err
@@ -243,7 +244,7 @@ func settleScenario(t *testing.T, r *testbed.RouterProcess, statePath string) {
 	if err := socket.SetServerState(ctx, r.Admin, backend, server, "maint"); err != nil {
 		t.Fatal(err)
 	}
-	err = testbed.Eventually(recordSettle, recordPoll, func() error {
+	err = testkit.Eventually(recordSettle, recordPoll, func() error {
 		st, err := stateapi.Read(ctx, statePath)
 		if err != nil {
 			return err

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -30,7 +30,7 @@ func TestTranscriptFormat(t *testing.T) {
 			}
 			again, err := tr.format()
 			if err != nil || !bytes.Equal(again, data) {
-				t.Errorf("%s does not read back into the same bytes (err %v):\n%s", path, err, testbed.LineDiff(string(data), string(again)))
+				t.Errorf("%s does not read back into the same bytes (err %v):\n%s", path, err, testkit.LineDiff(string(data), string(again)))
 			}
 			if len(tr.commands()) == 0 {
 				t.Errorf("%s holds no exchange", path)

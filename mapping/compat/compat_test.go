@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/compat"
 )
 
@@ -34,7 +34,7 @@ func TestGoldenCompatibilityDoc(t *testing.T) {
 	if !strings.Contains(got, generatedMarker) {
 		t.Fatalf("Markdown lacks the marker %q that TestGoldenOrphans looks for", generatedMarker)
 	}
-	testbed.CompareGolden(t, docFile, []byte(got), *update)
+	testkit.CompareGolden(t, docFile, []byte(got), *update)
 }
 
 // TestGoldenOrphans fails on a page under docs/ that says it is generated from the table but is not
@@ -58,7 +58,7 @@ func TestGoldenOrphans(t *testing.T) {
 			orphans = append(orphans, p)
 		}
 	}
-	testbed.GoldenOrphans(t, orphans, "compat.Markdown", *update)
+	testkit.GoldenOrphans(t, orphans, "compat.Markdown", *update)
 }
 
 // stockList is testdata/stock-settings.txt: its settings (kind and name) with whether the operator

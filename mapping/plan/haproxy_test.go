@@ -10,14 +10,14 @@ import (
 
 	routev1 "github.com/openshift/api/route/v1"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
 )
 
-var haproxyBin = testbed.HAProxyBinary()
+var haproxyBin = testkit.HAProxyBinary()
 
 // haproxyCheck renders cfg into a fresh directory and runs haproxy -c on it; an error, a warning or
 // an alert fails the test.

@@ -32,7 +32,7 @@ func BenchmarkRender(b *testing.B) {
 	sort.Slice(cfg.Backends, func(i, j int) bool { return cfg.Backends[i].Name < cfg.Backends[j].Name })
 	sort.Slice(httpEntries, func(i, j int) bool { return httpEntries[i].Key < httpEntries[j].Key })
 	cfg.Maps = []model.MapFile{{Name: model.MapHTTP, Entries: httpEntries}}
-	opts := Options{Dir: testDir, DefaultCertificatePEM: []byte(f.ca.issue(b, "default.invalid"))}
+	opts := Options{Dir: testDir, DefaultCertificatePEM: f.ca.IssueBundle(b, "default.invalid")}
 	b.Run("full", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -1,84 +1,12 @@
 package render
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"testing"
-	"time"
 
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 )
-
-// testCA issues certificates for tests.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t testing.TB) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "render test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue returns a PEM bundle (leaf certificate, then its PKCS#8 key) for the DNS names.
-func (ca *testCA) issue(t testing.TB, names ...string) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, err := rand.Int(rand.Reader, big.NewInt(1<<62))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: names[0]},
-		DNSNames:     names,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})) +
-		string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}))
-}
 
 // fixture says where the feature-complete model points.
 type fixture struct {
@@ -88,7 +16,7 @@ type fixture struct {
 	backendPort int32
 	// defaultCA is the absolute path of the configured default destination CA.
 	defaultCA string
-	ca        *testCA
+	ca        *testkit.CA
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -96,7 +24,7 @@ func newFixture(t testing.TB) *fixture {
 		httpPort: 8080, httpsPort: 8443,
 		backendAddr: "127.0.0.2", backendPort: 8000,
 		defaultCA: "/etc/haroute/default-ca.pem",
-		ca:        newTestCA(t),
+		ca:        testkit.NewCA(t, "render test CA"),
 	}
 }
 
@@ -238,10 +166,10 @@ func (f *fixture) model(t testing.TB) *model.Config {
 			},
 		},
 		Certificates: []model.Certificate{
-			{Name: "ns1:edge.pem", PEM: f.ca.issue(t, "edge.example.com"), SNI: []string{"edge.example.com"}, ALPN: "h2,http/1.1"},
-			{Name: "ns1:wild.pem", PEM: f.ca.issue(t, "*.wild.example.com"), SNI: []string{"*.wild.example.com"}},
+			{Name: "ns1:edge.pem", PEM: string(f.ca.IssueBundle(t, "edge.example.com")), SNI: []string{"edge.example.com"}, ALPN: "h2,http/1.1"},
+			{Name: "ns1:wild.pem", PEM: string(f.ca.IssueBundle(t, "*.wild.example.com")), SNI: []string{"*.wild.example.com"}},
 		},
-		CAFiles: []model.CAFile{{Name: "ns2:re.pem", PEM: string(f.ca.pem)}},
+		CAFiles: []model.CAFile{{Name: "ns2:re.pem", PEM: string(f.ca.PEM())}},
 		Routes: []model.RouteInfo{
 			{Namespace: "ns1", Name: "edge", Host: "edge.example.com", Path: "/shop", Termination: "edge", InsecurePolicy: "Redirect", Backend: edge, Certificate: "ns1:edge.pem"},
 			{Namespace: "ns1", Name: "web", Host: "web.example.com", Backend: web},

@@ -12,16 +12,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 )
 
 // haproxyBin is the HAProxy the tests run: $HAROUTE_HAPROXY, or Debian's.
-var haproxyBin = haproxybin.Path()
+var haproxyBin = testkit.HAProxyBinary()
 
 // writeFiles writes rendered files under dir and creates dir/run.
 func writeFiles(t *testing.T, dir string, files []File) {
@@ -47,7 +46,7 @@ func renderFixture(t *testing.T, f *fixture) string {
 	dir := t.TempDir()
 	f.defaultCA = filepath.Join(dir, "extra", "default-ca.pem")
 	cfg := f.model(t)
-	files, err := Render(cfg, Options{Dir: dir, DefaultCertificatePEM: []byte(f.ca.issue(t, "default.invalid"))})
+	files, err := Render(cfg, Options{Dir: dir, DefaultCertificatePEM: f.ca.IssueBundle(t, "default.invalid")})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -55,7 +54,7 @@ func renderFixture(t *testing.T, f *fixture) string {
 	if err := os.MkdirAll(filepath.Dir(f.defaultCA), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(f.defaultCA, f.ca.pem, 0o600); err != nil {
+	if err := os.WriteFile(f.defaultCA, f.ca.PEM(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -84,7 +83,7 @@ func TestHAProxyCheckEmptyModel(t *testing.T) {
 	cfg := f.model(t)
 	cfg.Maps, cfg.Backends, cfg.Certificates, cfg.CAFiles, cfg.Routes = nil, nil, nil, nil, nil
 	dir := t.TempDir()
-	files, err := Render(cfg, Options{Dir: dir, DefaultCertificatePEM: []byte(f.ca.issue(t, "default.invalid"))})
+	files, err := Render(cfg, Options{Dir: dir, DefaultCertificatePEM: f.ca.IssueBundle(t, "default.invalid")})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}
@@ -92,41 +91,12 @@ func TestHAProxyCheckEmptyModel(t *testing.T) {
 	haproxyCheck(t, dir)
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer collects a process's output while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startHAProxy starts haproxy in the foreground on dir's config and waits until the health URI
 // answers on port (an open port is not enough: 3.x binds its listeners before it serves). It is
 // killed (by its PID) when the test ends.
 func startHAProxy(t *testing.T, dir string, port int) {
 	t.Helper()
-	var out lockedBuffer
+	var out testkit.Buffer
 	cmd := exec.Command(haproxyBin, append([]string{"-db"}, ConfigArgs(dir)...)...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -236,7 +206,8 @@ func get(t *testing.T, c *http.Client, url, host string) *http.Response {
 
 func TestHAProxyLive(t *testing.T) {
 	f := newFixture(t)
-	f.httpPort, f.httpsPort = freePort(t), freePort(t)
+	ports := testkit.ListenPorts(t, 2)
+	f.httpPort, f.httpsPort = ports[0], ports[1]
 	f.backendAddr = "127.0.0.2"
 	f.backendPort = startBackend(t, f.backendAddr)
 	dir := renderFixture(t, f)
@@ -271,9 +242,7 @@ func TestHAProxyLive(t *testing.T) {
 	}
 
 	// Edge Route over TLS: public_ssl → be_sni → fe_sni, the Route's certificate, rewrite, headers.
-	roots := x509.NewCertPool()
-	roots.AddCert(f.ca.cert)
-	secure := client(f.httpsPort, "edge.example.com", roots)
+	secure := client(f.httpsPort, "edge.example.com", f.ca.Pool())
 	resp = get(t, secure, fmt.Sprintf("https://127.0.0.1:%d/shop/item", f.httpsPort), "edge.example.com")
 	if resp.StatusCode != 200 {
 		t.Fatalf("edge over https: status %d, want 200", resp.StatusCode)

@@ -43,7 +43,7 @@ func renderConfig(t *testing.T, cfg *model.Config, opts Options) string {
 }
 
 func defaultOpts(f *fixture, t *testing.T) Options {
-	return Options{Dir: testDir, DefaultCertificatePEM: []byte(f.ca.issue(t, "default.invalid"))}
+	return Options{Dir: testDir, DefaultCertificatePEM: f.ca.IssueBundle(t, "default.invalid")}
 }
 
 // section returns the lines of the config section whose header line is header, or header followed

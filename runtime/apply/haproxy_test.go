@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
@@ -25,12 +26,12 @@ import (
 
 // world is the cluster state of one step of TestApplyOnHAProxy.
 type world struct {
-	web     []*testbed.Backend // endpoints of Service app/web
+	web     []*testkit.Backend // endpoints of Service app/web
 	withNew bool               // the edge Route app/new and the reencrypt Route app/sec exist
 	allow   bool               // app/new serves plain HTTP too (insecure policy Allow)
 	newCert [2][]byte          // certificate and key of app/new
-	newBknd *testbed.Backend   // endpoint of Service app/new
-	secure  *testbed.Backend   // endpoint of Service app/sec (TLS)
+	newBknd *testkit.Backend   // endpoint of Service app/new
+	secure  *testkit.Backend   // endpoint of Service app/sec (TLS)
 	secCA   []byte             // CA app/sec verifies its endpoint with
 	secCert [2][]byte          // certificate and key of app/sec
 }
@@ -58,20 +59,20 @@ func (w world) input(t *testing.T) mapping.Input {
 // socket; the live state must equal Next, traffic must follow, and HAProxy must not reload.
 func TestApplyOnHAProxy(t *testing.T) {
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	serviceCA := testbed.NewCA(t, "service CA")
-	a := testbed.StartHTTPBackend(t, "127.0.0.2", "a")
-	b := testbed.StartHTTPBackend(t, "127.0.0.3", "b")
-	c := testbed.StartHTTPBackend(t, "127.0.0.4", "c")
+	ca := testkit.NewCA(t, "router CA")
+	serviceCA := testkit.NewCA(t, "service CA")
+	a := testkit.StartHTTPBackend(t, "127.0.0.2", "a")
+	b := testkit.StartHTTPBackend(t, "127.0.0.3", "b")
+	c := testkit.StartHTTPBackend(t, "127.0.0.4", "c")
 	secCrt, secKey := serviceCA.Issue(t, "sec.app.svc")
-	sec := testbed.StartTLSBackend(t, "127.0.0.5", "sec", secCrt, secKey)
+	sec := testkit.StartTLSBackend(t, "127.0.0.5", "sec", secCrt, secKey)
 	newCrt, newKey := ca.Issue(t, "new.example.com")
 	secRouteCrt, secRouteKey := ca.Issue(t, "sec.example.com")
 
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 2
 	defaultCert := ca.IssueBundle(t, "default.example.com")
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	translate := func(w world) *model.Config {
 		cfg, problems := mapping.Translate(w.input(t), opts)
 		for _, p := range problems {
@@ -89,14 +90,14 @@ func TestApplyOnHAProxy(t *testing.T) {
 		return files
 	}
 
-	w := world{web: []*testbed.Backend{a}, newCert: [2][]byte{newCrt, newKey}, secure: sec, secCA: serviceCA.PEM(), newBknd: c,
+	w := world{web: []*testkit.Backend{a}, newCert: [2][]byte{newCrt, newKey}, secure: sec, secCA: serviceCA.PEM(), newBknd: c,
 		secCert: [2][]byte{secRouteCrt, secRouteKey}}
 	applied := plan.WithPool(translate(w))
 	files := renderFiles(applied)
 	h := testbed.StartHAProxy(t, dir, files)
 	admin := socket.NewAdmin(h.AdminSocket, socket.Options{})
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	paths, err := render.PathsFor(applied, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestApplyOnHAProxy(t *testing.T) {
 	}
 
 	// Scale up: a second endpoint.
-	w.web = []*testbed.Backend{a, b}
+	w.web = []*testkit.Backend{a, b}
 	step("scale up", w)
 	// The balance is random: 60 requests miss one of two servers with odds of 2^-59 (6 missed
 	// one in 32 runs).
@@ -186,7 +187,7 @@ func TestApplyOnHAProxy(t *testing.T) {
 	}
 
 	// Scale down: a goes (its idle connections may defer the deletion).
-	w.web = []*testbed.Backend{b}
+	w.web = []*testkit.Backend{b}
 	step("scale down", w)
 	for range 4 {
 		if _, backend := get("http://web.example.com/"); backend != "b" {

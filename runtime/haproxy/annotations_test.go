@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
@@ -27,7 +28,7 @@ func startSilentHTTP(t *testing.T, ip string) netip.AddrPort {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testbed.ServeConns(t, l, func(c net.Conn) {
+	return testkit.ServeConns(t, l, func(c net.Conn) {
 		defer c.Close()
 		_, _ = io.Copy(io.Discard, c)
 	})
@@ -38,7 +39,7 @@ func startSilentHTTP(t *testing.T, ip string) netip.AddrPort {
 // then gets the request answered 504 after that timeout, where the router's own 30s keep it waiting.
 func TestTimeoutAnnotationAtRuntime(t *testing.T) {
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
+	ca := testkit.NewCA(t, "router CA")
 	silent := startSilentHTTP(t, "127.0.0.2")
 	opts := testbed.RouterOptions(t)
 	desired := annotated(t, opts, func(m *testbed.Manifests) { m.ServiceAt("app", "slow", silent) },
@@ -79,14 +80,14 @@ func TestTimeoutAnnotationAtRuntime(t *testing.T) {
 // byte for byte, after it.
 func TestHSTSAnnotationAtRuntime(t *testing.T) {
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	ca := testkit.NewCA(t, "router CA")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	opts := testbed.RouterOptions(t)
 	crt, key := ca.Issue(t, "secure.example.com")
 	desired := annotated(t, opts, func(m *testbed.Manifests) { m.Service("app", "web", web) },
 		"web", "secure.example.com", mapping.AnnotationHSTS, testbed.Edge(crt, key))
 	inst := startSynced(t, ca, desired(""))
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	if got := client.Fetch(t, "https://secure.example.com/").Header.Get("Strict-Transport-Security"); got != "" {
 		t.Fatalf("without the annotation: Strict-Transport-Security %q", got)
 	}
@@ -122,9 +123,9 @@ func annotated(t *testing.T, opts mapping.Options, service func(*testbed.Manifes
 
 // startSynced starts HAProxy from cfg through a new Instance, as `haroute run` does, and makes the
 // Instance's first sync.
-func startSynced(t *testing.T, ca *testbed.CA, cfg *model.Config) *haproxy.Instance {
+func startSynced(t *testing.T, ca *testkit.CA, cfg *model.Config) *haproxy.Instance {
 	t.Helper()
-	inst, _ := startInstance(t, testbed.TempDir(t), render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, cfg)
+	inst, _ := startInstance(t, testkit.TempDir(t), render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, cfg)
 	if _, err := inst.Update(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
@@ -66,10 +67,10 @@ func benchUpdater(b *testing.B, in mapping.Input) (*haproxy.Instance, mapping.Op
 	opts := testbed.RouterOptions(b)
 	opts.CheckInterval = "1h" // keep thousands of failing checks from loading the machine
 	cfg, _ := mapping.Translate(in, opts)
-	dir := testbed.TempDir(b)
-	ca := testbed.NewCA(b, "bench CA")
+	dir := testkit.TempDir(b)
+	ca := testkit.NewCA(b, "bench CA")
 	ro := render.Options{DefaultCertificatePEM: ca.IssueBundle(b, "default.example.com")}
-	u, err := haproxy.New(haproxy.Config{Dir: dir, Render: ro, Binary: testbed.HAProxyBinary(), AdaptivePool: true})
+	u, err := haproxy.New(haproxy.Config{Dir: dir, Render: ro, Binary: testkit.HAProxyBinary(), AdaptivePool: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
@@ -18,9 +19,9 @@ import (
 func TestDestinationCAChangeReloads(t *testing.T) {
 	ctx := context.Background()
 	opts := testbed.RouterOptions(t)
-	routerCA, oldCA, newCA := testbed.NewCA(t, "router CA"), testbed.NewCA(t, "old service CA"), testbed.NewCA(t, "new service CA")
+	routerCA, oldCA, newCA := testkit.NewCA(t, "router CA"), testkit.NewCA(t, "old service CA"), testkit.NewCA(t, "new service CA")
 	crt, key := newCA.Issue(t, "web.shop.svc")
-	backend := testbed.StartTLSBackend(t, "127.0.0.2", "web", crt, key)
+	backend := testkit.StartTLSBackend(t, "127.0.0.2", "web", crt, key)
 	input := func(destCA []byte) mapping.Input {
 		m := &testbed.Manifests{}
 		routeCrt, routeKey := routerCA.Issue(t, "web.example.com")
@@ -28,10 +29,10 @@ func TestDestinationCAChangeReloads(t *testing.T) {
 		return m.Input(t)
 	}
 	first, _ := mapping.Translate(input(oldCA.PEM()), opts)
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	ro := render.Options{DefaultCertificatePEM: routerCA.IssueBundle(t, "default.example.com")}
 	u, _ := startInstance(t, dir, ro, first)
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, routerCA.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, routerCA.Pool())
 	get := func() int {
 		t.Helper()
 		resp, err := client.Do(http.MethodGet, "https://web.example.com/", nil)
@@ -62,18 +63,18 @@ func TestDestinationCAChangeReloads(t *testing.T) {
 // <service>.<namespace>.svc. Neither sends SNI.
 func TestDestinationCAChecksTheNameOnlyByDefault(t *testing.T) {
 	opts := testbed.RouterOptions(t)
-	routerCA, serviceCA := testbed.NewCA(t, "router CA"), testbed.NewCA(t, "service CA")
-	dir := testbed.TempDir(t)
+	routerCA, serviceCA := testkit.NewCA(t, "router CA"), testkit.NewCA(t, "service CA")
+	dir := testkit.TempDir(t)
 	opts.DefaultDestinationCAFile = dir + "/service-ca.pem"
 	testbed.WriteFiles(t, dir, []render.File{{Path: "service-ca.pem", Data: serviceCA.PEM()}})
 	otherCrt, otherKey := serviceCA.Issue(t, "pod.internal.example")
 	svcCrt, svcKey := serviceCA.Issue(t, "named.shop.svc")
-	other := testbed.StartTLSBackend(t, "127.0.0.2", "other", otherCrt, otherKey)
-	named := testbed.StartTLSBackend(t, "127.0.0.3", "named", svcCrt, svcKey)
+	other := testkit.StartTLSBackend(t, "127.0.0.2", "other", otherCrt, otherKey)
+	named := testkit.StartTLSBackend(t, "127.0.0.3", "named", svcCrt, svcKey)
 	m := &testbed.Manifests{}
 	for _, r := range []struct {
 		name   string
-		b      *testbed.Backend
+		b      *testkit.Backend
 		destCA []byte
 	}{{"own-ca", other, serviceCA.PEM()}, {"default-ca", other, nil}, {"named", named, nil}} {
 		crt, key := routerCA.Issue(t, r.name+".example.com")
@@ -85,7 +86,7 @@ func TestDestinationCAChecksTheNameOnlyByDefault(t *testing.T) {
 		t.Fatalf("problems: %v", problems)
 	}
 	startInstance(t, dir, render.Options{DefaultCertificatePEM: routerCA.IssueBundle(t, "default.example.com")}, desired)
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, routerCA.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, routerCA.Pool())
 	for host, want := range map[string]int{
 		"own-ca.example.com":     http.StatusOK,                 // the chain is the Route's CA's: enough
 		"default-ca.example.com": http.StatusServiceUnavailable, // the service CA's chain, but not other.shop.svc

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
@@ -32,11 +33,11 @@ func md5Hex(s string) string {
 func TestCookiesAsOpenShift(t *testing.T) {
 	ctx := context.Background()
 	opts := testbed.RouterOptions(t)
-	ca := testbed.NewCA(t, "router CA")
+	ca := testkit.NewCA(t, "router CA")
 	crt, key := ca.Issue(t, "web.example.com")
-	b1 := testbed.StartHTTPBackend(t, "127.0.0.2", "web-1")
-	b2 := testbed.StartHTTPBackend(t, "127.0.0.3", "web-2")
-	input := func(policy, sameSite string, backends ...*testbed.Backend) mapping.Input {
+	b1 := testkit.StartHTTPBackend(t, "127.0.0.2", "web-1")
+	b2 := testkit.StartHTTPBackend(t, "127.0.0.3", "web-2")
+	input := func(policy, sameSite string, backends ...*testkit.Backend) mapping.Input {
 		ropts := []testbed.RouteOption{testbed.Edge(crt, key), testbed.Insecure(policy)}
 		if sameSite != "" {
 			ropts = append(ropts, testbed.Annotate(mapping.AnnotationCookieSameSite, sameSite))
@@ -45,13 +46,13 @@ func TestCookiesAsOpenShift(t *testing.T) {
 		return m.Input(t)
 	}
 	first, _ := mapping.Translate(input("None", "", b1), opts)
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	u, h := startInstance(t, dir, render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, first)
 	caps, err := socket.DetectCapabilities(ctx, socket.NewAdmin(h.AdminSocket, socket.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	name := md5Hex(" shop:web")
 
 	// cookieOf sends a request without cookie and returns the answering backend and its Set-Cookie.

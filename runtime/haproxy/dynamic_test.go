@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
@@ -19,11 +20,11 @@ import (
 // first, then, at the plan after (the one that a deletion makes due), the backend itself.
 func TestDynamicBackendsAddAndDelete(t *testing.T) {
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	ca := testkit.NewCA(t, "router CA")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	ro := render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}
 	inst, h := startInstance(t, dir, ro, routesTo(t, opts, web, "a.example.com"))
 	out, err := h.Cmd("show info")
@@ -40,7 +41,7 @@ func TestDynamicBackendsAddAndDelete(t *testing.T) {
 	if !caps.DynamicBackends || !caps.SafeBackendDeletion {
 		t.Skipf("HAProxy %s adds no backend at runtime (3.4.4+); the spare pool serves new Routes", caps.Version)
 	}
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	backends := func() string {
 		t.Helper()
 		list, err := h.Cmd("show backend")

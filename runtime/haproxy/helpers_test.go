@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/haproxy"
@@ -13,7 +14,7 @@ import (
 // starts the test HAProxy on it, the way `haroute run` starts one.
 func startInstance(t testing.TB, dir string, ro render.Options, desired *model.Config) (*haproxy.Instance, *testbed.HAProxy) {
 	t.Helper()
-	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: ro, Binary: testbed.HAProxyBinary()})
+	inst, err := haproxy.New(haproxy.Config{Dir: dir, Render: ro, Binary: testkit.HAProxyBinary()})
 	if err != nil {
 		t.Fatal(err)
 	}

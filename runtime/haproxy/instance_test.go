@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
@@ -21,16 +22,16 @@ import (
 // serves exactly the desired state and the next Update is runtime again.
 func TestInstanceRuntimeThenFallback(t *testing.T) {
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	a := testbed.StartHTTPBackend(t, "127.0.0.2", "a")
-	b := testbed.StartHTTPBackend(t, "127.0.0.3", "b")
-	c := testbed.StartHTTPBackend(t, "127.0.0.4", "c")
+	ca := testkit.NewCA(t, "router CA")
+	a := testkit.StartHTTPBackend(t, "127.0.0.2", "a")
+	b := testkit.StartHTTPBackend(t, "127.0.0.3", "b")
+	c := testkit.StartHTTPBackend(t, "127.0.0.4", "c")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	ro := render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}
 
-	desired := func(eps ...*testbed.Backend) *model.Config {
+	desired := func(eps ...*testkit.Backend) *model.Config {
 		var m testbed.Manifests
 		m.Service("app", "web", eps...)
 		m.Route("app", "web", "web.example.com", "", "web")
@@ -44,7 +45,7 @@ func TestInstanceRuntimeThenFallback(t *testing.T) {
 	u, h := startInstance(t, dir, ro, desired(a))
 	admin := socket.NewAdmin(h.AdminSocket, socket.Options{})
 	master := socket.NewMaster(h.MasterSocket, socket.Options{})
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	reloads := func() int {
 		ps, err := master.ShowProc(ctx)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
@@ -30,14 +31,14 @@ func TestListenerFilesRotateWithoutReload(t *testing.T) {
 	ctx := context.Background()
 	opts := testbed.RouterOptions(t)
 	opts.ClientTLS = model.ClientTLS{Verify: model.ClientVerifyRequired}
-	serverCA := testbed.NewCA(t, "server CA")
-	clients1, clients2 := testbed.NewCA(t, "clients 1"), testbed.NewCA(t, "clients 2")
+	serverCA := testkit.NewCA(t, "server CA")
+	clients1, clients2 := testkit.NewCA(t, "clients 1"), testkit.NewCA(t, "clients 2")
 	aliceCert, aliceKey := issueClient(t, clients1, "alice")
-	alice := testbed.KeyPair(t, aliceCert, aliceKey)
+	alice := testkit.KeyPair(t, aliceCert, aliceKey)
 	bobCert, bobKey := issueClient(t, clients2, "bob")
-	bob := testbed.KeyPair(t, bobCert, bobKey)
+	bob := testkit.KeyPair(t, bobCert, bobKey)
 	carolCert, carolKey := issueClient(t, clients1, "carol")
-	carol := testbed.KeyPair(t, carolCert, carolKey)
+	carol := testkit.KeyPair(t, carolCert, carolKey)
 
 	def1, def2 := serverCA.IssueBundle(t, "default-1.example.com"), serverCA.IssueBundle(t, "default-2.example.com")
 	def3 := serverCA.IssueBundle(t, "default-3.example.com")
@@ -53,7 +54,7 @@ func TestListenerFilesRotateWithoutReload(t *testing.T) {
 		}
 		return cfg
 	}
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	ro := render.Options{DefaultCertificatePEM: serverCA.IssueBundle(t, "renderer.example.com")}
 	u, h := startInstance(t, dir, ro, translate(files))
 	ro.Dir = dir
@@ -147,7 +148,7 @@ func TestListenerFilesRotateWithoutReload(t *testing.T) {
 }
 
 // issueClient returns a client certificate of ca for name, and its key.
-func issueClient(t *testing.T, ca *testbed.CA, name string) (certPEM, keyPEM []byte) {
+func issueClient(t *testing.T, ca *testkit.CA, name string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	return ca.Issue(t, name+".clients.example.com")
 }

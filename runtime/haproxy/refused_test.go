@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
@@ -23,10 +24,10 @@ import (
 // next change without that Route goes through.
 func TestRefusedCertificateLeavesTheAcceptedFiles(t *testing.T) {
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	ca := testkit.NewCA(t, "router CA")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	opts := testbed.RouterOptions(t)
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	ro := render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}
 	weakCert, weakKey := ca.IssueRSA(t, 1024, "weak.example.com")
 	desired := func(withWeak bool, hosts ...string) *model.Config {
@@ -46,7 +47,7 @@ func TestRefusedCertificateLeavesTheAcceptedFiles(t *testing.T) {
 		return cfg
 	}
 	u, h := startInstance(t, dir, ro, desired(false, "www"))
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	// A first runtime change, so that the accepted files are ones HAProxy took at runtime.
 	if out, err := u.Update(ctx, desired(false, "www", "shop")); err != nil || out.Reloaded {
 		t.Fatalf("runtime update: %+v, %v", out, err)

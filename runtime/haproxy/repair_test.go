@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -14,12 +15,12 @@ import (
 // operator put in maintenance or drain, which Repair reports as held and leaves alone.
 func TestRepairLeavesOperatorHolds(t *testing.T) {
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	a := testbed.StartHTTPBackend(t, "127.0.0.2", "a")
+	ca := testkit.NewCA(t, "router CA")
+	a := testkit.StartHTTPBackend(t, "127.0.0.2", "a")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
 	desired := routesTo(t, opts, a, "a.example.com")
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	inst, h := startInstance(t, dir, render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, desired)
 	admin := socket.NewAdmin(h.AdminSocket, socket.Options{})
 	applied := inst.Applied()

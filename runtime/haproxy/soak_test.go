@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
@@ -31,10 +32,10 @@ func TestDynamicBackendsSoak(t *testing.T) {
 		t.Skip("a soak of runtime backends (-short)")
 	}
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	ca := testkit.NewCA(t, "router CA")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	opts := testbed.RouterOptions(t)
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	base := routesTo(t, opts, web, "a.example.com")
 	withNew := routesTo(t, opts, web, "a.example.com", "new.example.com")
 	inst, h := startInstance(t, dir, render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}, base)
@@ -49,7 +50,7 @@ func TestDynamicBackendsSoak(t *testing.T) {
 	if _, err := inst.Update(ctx, base); err != nil { // drops the spares of the start
 		t.Fatal(err)
 	}
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	measure := func() (backends int, rssKB int) {
 		t.Helper()
 		list, err := h.Cmd("show backend")

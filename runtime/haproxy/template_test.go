@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/plan"
@@ -37,7 +38,7 @@ func templateWith(t *testing.T, extra string) *render.Template {
 }
 
 // routesTo is the desired state of one Service with endpoint ep and a Route to it for each host.
-func routesTo(t *testing.T, opts mapping.Options, ep *testbed.Backend, hosts ...string) *model.Config {
+func routesTo(t *testing.T, opts mapping.Options, ep *testkit.Backend, hosts ...string) *model.Config {
 	t.Helper()
 	var m testbed.Manifests
 	m.Service("app", "web", ep)
@@ -57,8 +58,8 @@ func routesTo(t *testing.T, opts mapping.Options, ep *testbed.Backend, hosts ...
 // runtime ops.
 func TestTemplateChangedIsAReload(t *testing.T) {
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	ca := testkit.NewCA(t, "router CA")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
 	cert := ca.IssueBundle(t, "default.example.com")
@@ -72,10 +73,10 @@ func TestTemplateChangedIsAReload(t *testing.T) {
 		{"a header per Route", templateWith(t, "\n{{- with $b.Route }}\n  http-request set-header X-Route {{ . }}{{ end }}"), plan.TemplateChanged},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := testbed.TempDir(t)
+			dir := testkit.TempDir(t)
 			ro := render.Options{DefaultCertificatePEM: cert, Template: tc.template}
 			inst, _ := startInstance(t, dir, ro, routesTo(t, opts, web, "a.example.com"))
-			client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+			client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 			out, err := inst.Update(ctx, routesTo(t, opts, web, "a.example.com", "b.example.com"))
 			if err != nil {
 				t.Fatalf("update: %v", err)
@@ -99,23 +100,23 @@ func TestTemplateChangedIsAReload(t *testing.T) {
 // next update goes through.
 func TestTemplateInvalidForOneRoute(t *testing.T) {
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "router CA")
-	web := testbed.StartHTTPBackend(t, "127.0.0.2", "web")
+	ca := testkit.NewCA(t, "router CA")
+	web := testkit.StartHTTPBackend(t, "127.0.0.2", "web")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
 	ro := render.Options{
 		DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com"),
 		Template:              templateWith(t, "\n{{- if eq $b.Route \"app/bad\" }}\n  not-a-keyword{{ end }}"),
 	}
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	inst, _ := startInstance(t, dir, ro, routesTo(t, opts, web, "a.example.com"))
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 
 	out, err := inst.Update(ctx, routesTo(t, opts, web, "a.example.com", "bad.example.com"))
 	if !errors.Is(err, reload.ErrInvalidConfig) || out.Reason.Kind != plan.TemplateChanged {
 		t.Fatalf("adding the Route the template breaks: reason %v, err %v; want TemplateChanged refused by haproxy -c", out.Reason, err)
 	}
-	if err := reload.Check(ctx, testbed.HAProxyBinary(), dir); err != nil {
+	if err := reload.Check(ctx, testkit.HAProxyBinary(), dir); err != nil {
 		t.Fatalf("the config on disk is not the last good one: %v", err)
 	}
 	if status, backend, _ := client.Get(t, "http://a.example.com/"); status != http.StatusOK || backend != "web" {

@@ -17,6 +17,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
@@ -38,8 +39,8 @@ func TestWriteThroughIsAFreshRender(t *testing.T) {
 	opts := testbed.RouterOptions(t)
 	opts.CheckInterval = "1h"
 	first, _ := mapping.Translate(in, opts)
-	dir := testbed.TempDir(t)
-	ca := testbed.NewCA(t, "write-through CA")
+	dir := testkit.TempDir(t)
+	ca := testkit.NewCA(t, "write-through CA")
 	ro := render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")}
 	u, h := startInstance(t, dir, ro, first)
 	ro.Dir = dir
@@ -113,7 +114,7 @@ func TestWriteThroughIsAFreshRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := reload.New(testbed.HAProxyBinary(), dir, socket.NewMaster(h.MasterSocket, socket.Options{}))
+	r := reload.New(testkit.HAProxyBinary(), dir, socket.NewMaster(h.MasterSocket, socket.Options{}))
 	if _, err := r.Reload(ctx, files); err != nil {
 		t.Fatalf("a reload from the written files: %v", err)
 	}

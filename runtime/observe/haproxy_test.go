@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/model"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/apply"
@@ -22,18 +23,18 @@ type live struct {
 	r     *testbed.StaticHAProxy
 	paths render.RuntimePaths
 	admin *socket.Admin
-	ca    *testbed.CA
+	ca    *testkit.CA
 }
 
 func startLive(t *testing.T) *live {
 	t.Helper()
-	ca := testbed.NewCA(t, "router CA")
-	destCA := testbed.NewCA(t, "service CA")
-	w1 := testbed.StartHTTPBackend(t, "127.0.0.2", "w1")
-	w2 := testbed.StartHTTPBackend(t, "127.0.0.3", "w2")
-	api := testbed.StartHTTPBackend(t, "127.0.0.4", "api")
+	ca := testkit.NewCA(t, "router CA")
+	destCA := testkit.NewCA(t, "service CA")
+	w1 := testkit.StartHTTPBackend(t, "127.0.0.2", "w1")
+	w2 := testkit.StartHTTPBackend(t, "127.0.0.3", "w2")
+	api := testkit.StartHTTPBackend(t, "127.0.0.4", "api")
 	tlsCert, tlsKey := destCA.Issue(t, "tls.web.svc")
-	tlsBE := testbed.StartTLSBackend(t, "127.0.0.5", "tls", tlsCert, tlsKey)
+	tlsBE := testkit.StartTLSBackend(t, "127.0.0.5", "tls", tlsCert, tlsKey)
 	secCert, secKey := ca.Issue(t, "secure.example.com")
 	reCert, reKey := ca.Issue(t, "re.example.com")
 

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed/haproxybin"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 )
 
 // haproxyBinary is the HAProxy the integration tests run ($HAROUTE_HAPROXY, or Debian's).
-var haproxyBinary = haproxybin.Path()
+var haproxyBinary = testkit.HAProxyBinary()
 
 // writeConfig writes an HAProxy directory whose haproxy.cfg is text (and whose backend directory is
 // empty) and returns it.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/render"
 )
 
@@ -41,7 +42,7 @@ func TestWriteFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if got := readFile(t, filepath.Join(out, f.Path)); got != string(f.Data) {
+		if got := testkit.ReadFile(t, filepath.Join(out, f.Path)); got != string(f.Data) {
 			t.Errorf("%s = %q, want %q", f.Path, got, f.Data)
 		}
 	}
@@ -51,7 +52,7 @@ func TestWriteFiles(t *testing.T) {
 		"run": 0o755, "conf": 0o755, "router/certs": 0o755,
 	}
 	for rel, want := range wantModes {
-		if got := permOf(t, filepath.Join(out, rel)); got != want {
+		if got := testkit.FileMode(t, filepath.Join(out, rel)); got != want {
 			t.Errorf("%s: mode %v, want %v", rel, got, want)
 		}
 	}
@@ -83,10 +84,10 @@ func TestWriteFiles(t *testing.T) {
 	if err := WriteFiles(out, files); err != nil {
 		t.Fatal(err)
 	}
-	if got := readFile(t, filepath.Join(out, "conf/os_http_be.map")); got != "b/ be_http:ns:b\n" {
+	if got := testkit.ReadFile(t, filepath.Join(out, "conf/os_http_be.map")); got != "b/ be_http:ns:b\n" {
 		t.Errorf("map not rewritten: %q", got)
 	}
-	if got := permOf(t, filepath.Join(out, "conf/haproxy.cfg")); got != 0o644 {
+	if got := testkit.FileMode(t, filepath.Join(out, "conf/haproxy.cfg")); got != 0o644 {
 		t.Errorf("haproxy.cfg mode %v after rewrite, want 0644", got)
 	}
 }
@@ -112,25 +113,4 @@ func TestWriteFilesReportsTheFile(t *testing.T) {
 	if want := filepath.Join(out, "conf", "haproxy.cfg"); !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not name %s", err, want)
 	}
-}
-
-// readFile returns the content of path, failing the test when it cannot be read. (This internal test
-// cannot use e2e/testbed, which imports runtime/haproxy and so this package.)
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// permOf returns the permission bits of path, failing the test when it cannot be read.
-func permOf(t *testing.T, path string) os.FileMode {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Mode().Perm()
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
@@ -26,20 +27,20 @@ type bed struct {
 	r       *testbed.StaticHAProxy
 	opts    mapping.Options
 	certPEM []byte
-	one     *testbed.Backend
-	two     *testbed.Backend
+	one     *testkit.Backend
+	two     *testkit.Backend
 	rel     *reload.Reloader
 }
 
 func newBed(t *testing.T) *bed {
 	t.Helper()
-	ca := testbed.NewCA(t, "router CA")
+	ca := testkit.NewCA(t, "router CA")
 	b := &bed{opts: testbed.RouterOptions(t), certPEM: ca.IssueBundle(t, "default.router.test")}
-	b.one = testbed.StartHTTPBackend(t, "127.0.0.2", "one")
-	b.two = testbed.StartHTTPBackend(t, "127.0.0.3", "two")
+	b.one = testkit.StartHTTPBackend(t, "127.0.0.2", "one")
+	b.two = testkit.StartHTTPBackend(t, "127.0.0.3", "two")
 	b.r = testbed.StartStaticHAProxy(t, b.manifests(false).Input(t), b.opts, b.certPEM, ca.Pool())
 	b.r.RequireAdmitted(t)
-	b.rel = reload.New(testbed.HAProxyBinary(), b.r.Dir, socket.NewMaster(b.r.MasterSocket, socket.Options{}))
+	b.rel = reload.New(testkit.HAProxyBinary(), b.r.Dir, socket.NewMaster(b.r.MasterSocket, socket.Options{}))
 	b.rel.MinInterval = 0
 	b.rel.WaitTimeout = 20 * time.Second
 	return b

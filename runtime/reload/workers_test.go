@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/reload"
@@ -57,7 +58,7 @@ func newHoldBed(t *testing.T, maxWorkerReloads int) *holdBed {
 			}
 		}
 	}()
-	ca := testbed.NewCA(t, "router CA")
+	ca := testkit.NewCA(t, "router CA")
 	opts := testbed.RouterOptions(t)
 	opts.MaxWorkerReloads = maxWorkerReloads
 	m := &testbed.Manifests{}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -66,13 +67,13 @@ type bed struct {
 	h        *testbed.HAProxy
 	admin    *socket.Admin
 	dir      string
-	ca       *testbed.CA
-	client   *testbed.Client
+	ca       *testkit.CA
+	client   *testkit.Client
 	tcpPort  int
 	tlsPort  int
 	hostsMap string
 	crtList  string
-	s1       *testbed.Backend
+	s1       *testkit.Backend
 	// caps are the capabilities of the HAProxy under test (from its show info): the replies the
 	// tests expect differ by version.
 	caps socket.Capabilities
@@ -82,10 +83,10 @@ type bed struct {
 // production-style name with a colon) for a.example.com and "b.pem" for b.example.com.
 func startBed(t testing.TB) *bed {
 	t.Helper()
-	ca := testbed.NewCA(t, "socket test CA")
-	s1 := testbed.StartHTTPBackend(t, "127.0.0.2", "s1")
-	dir := testbed.TempDir(t)
-	httpPort, httpsPort, tcpPort := testbed.FreePort(t), testbed.FreePort(t), testbed.FreePort(t)
+	ca := testkit.NewCA(t, "socket test CA")
+	s1 := testkit.StartHTTPBackend(t, "127.0.0.2", "s1")
+	dir := testkit.TempDir(t)
+	httpPort, httpsPort, tcpPort := testkit.FreePort(t), testkit.FreePort(t), testkit.FreePort(t)
 	cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", fmt.Sprint(httpPort), "{{https}}", fmt.Sprint(httpsPort),
 		"{{tcp}}", fmt.Sprint(tcpPort), "{{backend}}", s1.Addr()).Replace(handConfig)
 	crtList := filepath.Join(dir, "conf", "cert_config.map")
@@ -105,7 +106,7 @@ func startBed(t testing.TB) *bed {
 	}
 	return &bed{
 		h: h, admin: admin, dir: dir, ca: ca,
-		client: testbed.NewClient(t, httpPort, httpsPort, ca.Pool()), tcpPort: tcpPort, tlsPort: httpsPort,
+		client: testkit.NewClient(t, httpPort, httpsPort, ca.Pool()), tcpPort: tcpPort, tlsPort: httpsPort,
 		hostsMap: filepath.Join(dir, "conf", "hosts.map"), crtList: crtList, s1: s1, caps: caps,
 	}
 }
@@ -156,7 +157,7 @@ func TestServersOnHAProxy(t *testing.T) {
 	ctx := context.Background()
 	for name, r := range runners(t, b) {
 		t.Run(name, func(t *testing.T) {
-			dyn := testbed.StartHTTPBackend(t, "127.0.0.3", "dyn-"+name)
+			dyn := testkit.StartHTTPBackend(t, "127.0.0.3", "dyn-"+name)
 			srv := "pod:dyn:svc:http:" + name
 			wantErr(t, "add server", socket.AddServer(ctx, r, "be_http", srv, dyn.Addr()+" weight 5 check inter 5s"), nil)
 			wantErr(t, "add server again", socket.AddServer(ctx, r, "be_http", srv, dyn.Addr()), socket.ErrExists)

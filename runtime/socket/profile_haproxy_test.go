@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -69,16 +70,16 @@ func TestProfileCookieCarriesRouteName(t *testing.T) {
 		t.Cleanup(srv.Close)
 		servers[name] = ln.Addr().String()
 	}
-	dir := testbed.TempDir(t)
-	port := testbed.FreePort(t)
+	dir := testkit.TempDir(t)
+	port := testkit.FreePort(t)
 	cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", fmt.Sprint(port), "{{c1}}", servers["c1"], "{{c2}}", servers["c2"]).Replace(profileConfig)
 	h := testbed.StartHAProxy(t, dir, []render.File{
 		{Path: "conf/haproxy.cfg", Data: []byte(cfg)},
 		{Path: "conf/hosts.map", Data: []byte("ck.example.com be_ck\nrt.example.com be_rt\n")},
 		{Path: "conf/cookie_names.map", Data: []byte("be_ck 0123abcd\n")},
 	})
-	client := testbed.NewClient(t, port, testbed.FreePort(t), nil)
-	get := func(host, cookie string) *testbed.Response {
+	client := testkit.NewClient(t, port, testkit.FreePort(t), nil)
+	get := func(host, cookie string) *testkit.Response {
 		t.Helper()
 		hdr := http.Header{}
 		if cookie != "" {

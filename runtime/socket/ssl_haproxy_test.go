@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/runtime/socket"
 )
 
@@ -145,7 +145,7 @@ func TestCAFilesOnHAProxy(t *testing.T) {
 	r := b.admin
 	caPath := b.path("ns:secure.ca.pem")
 	certPEM, keyPEM := b.ca.Issue(t, "svc.ns.svc")
-	tlsBackend := testbed.StartTLSBackend(t, "127.0.0.5", "secure", certPEM, keyPEM)
+	tlsBackend := testkit.StartTLSBackend(t, "127.0.0.5", "secure", certPEM, keyPEM)
 
 	wantErr(t, "new ca-file", socket.NewCAFile(ctx, r, caPath), nil)
 	wantErr(t, "new ca-file again", socket.NewCAFile(ctx, r, caPath), socket.ErrExists)

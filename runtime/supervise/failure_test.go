@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // TestDiagnose: HAProxy's alerts at a failed start (recorded from 2.6 and 3.4) name a cause and a fix.
@@ -50,7 +50,7 @@ func TestDiagnose(t *testing.T) {
 // line naming cause and fix; the later attempts and HAProxy's repeated alerts are at debug; Failure
 // tells it for the readiness endpoint.
 func TestRepeatedFailureSaysWhyOnce(t *testing.T) {
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	bin := fakeBinary(t, `echo "[ALERT]    ($$) : [haproxy.main()] Cannot raise FD limit to 101044, limit is 20000." >&2
 exit 1`)
 	rec := newRecorder(t)

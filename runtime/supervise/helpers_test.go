@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/reload"
@@ -31,7 +32,7 @@ func (s *Supervisor) masterPID() int { return int(s.pid.Load()) }
 // with reload.WriteFiles and returns the directory and the options (ports) it was rendered with.
 func renderDir(t *testing.T, endpoint netip.AddrPort) (string, mapping.Options) {
 	t.Helper()
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	m := &testbed.Manifests{}
 	m.ServiceAt("web", "one", endpoint).Route("web", "www", "www.example.com", "", "one")
 	opts := testbed.RouterOptions(t)
@@ -41,7 +42,7 @@ func renderDir(t *testing.T, endpoint netip.AddrPort) (string, mapping.Options) 
 			t.Fatalf("route rejected: %v", p)
 		}
 	}
-	ca := testbed.NewCA(t, "supervise CA")
+	ca := testkit.NewCA(t, "supervise CA")
 	files, err := render.Render(cfg, render.Options{Dir: dir, DefaultCertificatePEM: ca.IssueBundle(t, "default.router.test")})
 	if err != nil {
 		t.Fatalf("render: %v", err)
@@ -103,7 +104,7 @@ func get(port int, path string) (int, string, error) {
 // fakeBinary writes an executable shell script into a new directory and returns its path.
 func fakeBinary(t *testing.T, script string) string {
 	t.Helper()
-	p := filepath.Join(testbed.TempDir(t), "fake-haproxy")
+	p := filepath.Join(testkit.TempDir(t), "fake-haproxy")
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}

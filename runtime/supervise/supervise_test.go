@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -68,7 +69,7 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 	backend := startSlowBackend(t)
 	dir, opts := renderDir(t, backend.Addr)
 	rec := newRecorder(t)
-	s := New(testbed.HAProxyBinary(), dir, slog.New(rec))
+	s := New(testkit.HAProxyBinary(), dir, slog.New(rec))
 	s.StopTimeout = 5 * time.Second
 	s.StartTimeout = 20 * time.Second
 	r := startRun(t, s)
@@ -166,7 +167,7 @@ func TestSuperviseRealHAProxy(t *testing.T) {
 // TestMissingBinary: every start fails; Run retries with growing waits until ctx ends and returns
 // ctx's end.
 func TestMissingBinary(t *testing.T) {
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	rec := newRecorder(t)
 	s := New(filepath.Join(dir, "no-such-haproxy"), dir, slog.New(rec))
 	const budget = 2500 * time.Millisecond
@@ -205,7 +206,7 @@ func TestMissingBinary(t *testing.T) {
 // TestArgumentsAndOutput runs a fake binary that prints its arguments, an alert and an over-long
 // line, then exits: the output is logged line by line, bounded, and the early exit is a failed start.
 func TestArgumentsAndOutput(t *testing.T) {
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	bin := fakeBinary(t, `echo "$@"
 echo "[ALERT]    (1) : boom" >&2
 head -c 10000 /dev/zero | tr '\0' x; echo
@@ -250,7 +251,7 @@ exit 3`)
 // TestStartTimeout: a process whose master socket never answers is killed after StartTimeout and
 // started again.
 func TestStartTimeout(t *testing.T) {
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	rec := newRecorder(t)
 	s := New(fakeBinary(t, "exec sleep 300"), dir, slog.New(rec))
 	s.StartTimeout = 300 * time.Millisecond
@@ -288,7 +289,7 @@ func TestStopEscalation(t *testing.T) {
 		{"kill", "USR1 TERM", "SIGKILL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := testbed.TempDir(t)
+			dir := testkit.TempDir(t)
 			mark := filepath.Join(dir, "trapped")
 			bin := fakeBinary(t, "trap '' "+tc.ignore+"\ntouch "+mark+"\nexec sleep 300")
 			rec := newRecorder(t)
@@ -322,7 +323,7 @@ func TestStopEscalation(t *testing.T) {
 // TestWaitForSockets: no HAProxy → ctx's end; an HAProxy started while waiting → nil.
 func TestWaitForSockets(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
-		dir := testbed.TempDir(t)
+		dir := testkit.TempDir(t)
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // t0 is the start of the tests' fake clock.
@@ -168,30 +170,12 @@ func (c *clock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// logBuf collects log lines, safe for several goroutines.
-type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // fixture is a Manager over a bundle in a temporary directory, with a fake clock and a log.
 type fixture struct {
 	bundle string
 	dir    string
 	clock  *clock
-	log    *logBuf
+	log    *testkit.Buffer
 	m      *Manager
 }
 
@@ -202,7 +186,7 @@ func newFixture(t *testing.T, bundle ...[]byte) *fixture {
 		bundle: filepath.Join(root, "ca-bundle.pem"),
 		dir:    filepath.Join(root, "out", "mtls"),
 		clock:  &clock{now: t0},
-		log:    &logBuf{},
+		log:    &testkit.Buffer{},
 	}
 	writeFile(t, f.bundle, bytes.Join(bundle, nil))
 	m, err := New(Config{

@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/model"
@@ -125,10 +126,10 @@ func unattributableTemplate(t *testing.T) *render.Template {
 // among the changed Routes, and the others are served.
 func TestRealHAProxyUnnamedRefusal(t *testing.T) {
 	const wait = 30 * time.Second
-	ca := testbed.NewCA(t, "controller CA")
+	ca := testkit.NewCA(t, "controller CA")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
-	web := testbed.StartHTTPBackend(t, "127.0.0.23", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.0.23", "web")
 	input := func(hosts ...string) mapping.Input {
 		var m testbed.Manifests
 		m.Service("app", "web", web)
@@ -137,14 +138,14 @@ func TestRealHAProxyUnnamedRefusal(t *testing.T) {
 		}
 		return m.Objects()
 	}
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	up, err := haproxy.New(haproxy.Config{
 		Dir: dir,
 		Render: render.Options{
 			DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com"),
 			Template:              unattributableTemplate(t),
 		},
-		Binary: testbed.HAProxyBinary(),
+		Binary: testkit.HAProxyBinary(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +166,7 @@ func TestRealHAProxyUnnamedRefusal(t *testing.T) {
 		t.Errorf("the check directory is left behind: %v", err)
 	}
 	testbed.Start(t, dir)
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	status := &fakeStatus{}
 	c := &Controller{
 		Source: src, Options: opts, HAProxy: up, Status: status, Refused: first.Refused,
@@ -228,20 +229,20 @@ func counterSum(t *testing.T, v *prometheus.CounterVec) float64 {
 // is present when haroute starts: HAProxy's message names its file, the first configuration leaves
 // it out, and HAProxy starts from files it accepts and serves the others.
 func TestWriteFirstLeavesOutNamedRoute(t *testing.T) {
-	ca := testbed.NewCA(t, "controller CA")
+	ca := testkit.NewCA(t, "controller CA")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
-	web := testbed.StartHTTPBackend(t, "127.0.0.24", "web")
+	web := testkit.StartHTTPBackend(t, "127.0.0.24", "web")
 	weakCert, weakKey := ca.IssueRSA(t, 1024, "weak.example.com")
 	var m testbed.Manifests
 	m.Service("app", "web", web)
 	m.Route("app", "www", "www.example.com", "", "web")
 	m.Route("app", "weak", "weak.example.com", "", "web", testbed.Edge(weakCert, weakKey))
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	up, err := haproxy.New(haproxy.Config{
 		Dir:    dir,
 		Render: render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")},
-		Binary: testbed.HAProxyBinary(),
+		Binary: testkit.HAProxyBinary(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +261,7 @@ func TestWriteFirstLeavesOutNamedRoute(t *testing.T) {
 		t.Errorf("no RefusedByHAProxy problem for app/weak in %+v", first.Desired.Problems)
 	}
 	testbed.Start(t, dir)
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	if code, backend, _ := client.Get(t, "http://www.example.com/"); code != http.StatusOK || backend != "web" {
 		t.Errorf("www answers %d from %q, want 200 from web", code, backend)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/plan"
 	"github.com/haroute/haroute/mapping/render"
@@ -21,18 +22,18 @@ import (
 func TestRealHAProxyDriftAndExternalReload(t *testing.T) {
 	const wait = 15 * time.Second
 	ctx := context.Background()
-	ca := testbed.NewCA(t, "controller CA")
+	ca := testkit.NewCA(t, "controller CA")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
 	in := webInput("127.0.0.11", "127.0.0.12")
 
 	// What `haroute run` does first: the first config from the first snapshot, HAProxy on it.
 	desired, _ := mapping.Translate(in, opts)
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	up, err := haproxy.New(haproxy.Config{
 		Dir:    dir,
 		Render: render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")},
-		Binary: testbed.HAProxyBinary(),
+		Binary: testkit.HAProxyBinary(),
 	})
 	if err != nil {
 		t.Fatal(err)

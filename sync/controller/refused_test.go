@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
@@ -19,18 +20,18 @@ import (
 // one), the files on disk start, and a fix of the Route brings it in. It runs with `haproxy -c` and
 // without a local binary (a sidecar: the master's reload checks).
 func TestRealHAProxyLeavesOutRefusedRoute(t *testing.T) {
-	for name, bin := range map[string]string{"haproxy -c": testbed.HAProxyBinary(), "master checks": ""} {
+	for name, bin := range map[string]string{"haproxy -c": testkit.HAProxyBinary(), "master checks": ""} {
 		t.Run(name, func(t *testing.T) { leavesOutRefusedRoute(t, bin) })
 	}
 }
 
 func leavesOutRefusedRoute(t *testing.T, bin string) {
 	const wait = 20 * time.Second
-	ca := testbed.NewCA(t, "controller CA")
+	ca := testkit.NewCA(t, "controller CA")
 	opts := testbed.RouterOptions(t)
 	opts.SparePoolSize = 1
 	addr := map[bool]string{true: "127.0.0.21", false: "127.0.0.22"}[bin != ""]
-	web := testbed.StartHTTPBackend(t, addr, "web")
+	web := testkit.StartHTTPBackend(t, addr, "web")
 	weakCert, weakKey := ca.IssueRSA(t, 1024, "weak.example.com")
 	goodCert, goodKey := ca.Issue(t, "weak.example.com")
 	input := func(weak []byte, key []byte, hosts ...string) mapping.Input {
@@ -46,7 +47,7 @@ func leavesOutRefusedRoute(t *testing.T, bin string) {
 	}
 	in := input(nil, nil, "www")
 	desired, _ := mapping.Translate(in, opts)
-	dir := testbed.TempDir(t)
+	dir := testkit.TempDir(t)
 	up, err := haproxy.New(haproxy.Config{
 		Dir:    dir,
 		Render: render.Options{DefaultCertificatePEM: ca.IssueBundle(t, "default.example.com")},
@@ -59,7 +60,7 @@ func leavesOutRefusedRoute(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	testbed.Start(t, dir)
-	client := testbed.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
+	client := testkit.NewClient(t, opts.HTTPPort, opts.HTTPSPort, ca.Pool())
 	src := newFakeSource(in)
 	src.synced.Store(true)
 	status := &fakeStatus{}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // writeSecret writes a TLS Secret mount the way the kubelet does: the files live in a timestamped
@@ -53,7 +53,7 @@ func waitChange(t *testing.T, w *Watcher) {
 // TestDefaultCertificateSecretRotation: a rotated Secret mount is taken at the next poll and
 // signalled; a bad content keeps the certificate in force; a good one is taken again.
 func TestDefaultCertificateSecretRotation(t *testing.T) {
-	ca := testbed.NewCA(t, "listener CA")
+	ca := testkit.NewCA(t, "listener CA")
 	dir := t.TempDir()
 	c1, k1 := ca.Issue(t, "one.example.com")
 	writeSecret(t, dir, string(c1), string(k1), 0)
@@ -103,7 +103,7 @@ func TestDefaultCertificateSecretRotation(t *testing.T) {
 // TestClientCAAndExplicitCRL: the client CA bundle and an explicit CRL file are read, checked
 // (blocks of the right type only) and watched.
 func TestClientCAAndExplicitCRL(t *testing.T) {
-	ca := testbed.NewCA(t, "clients")
+	ca := testkit.NewCA(t, "clients")
 	dir := t.TempDir()
 	caFile, crlFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "crl.pem")
 	if err := os.WriteFile(caFile, append([]byte("a comment\n\n"), ca.PEM()...), 0o600); err != nil {

@@ -1,17 +1,16 @@
 package source
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping"
 )
 
@@ -23,22 +22,7 @@ func (c *testClock) advance(d time.Duration)       { c.offset.Add(int64(d)) }
 func newTestClock() (*testClock, func() time.Time) { c := &testClock{}; return c, c.now }
 
 // logBuffer collects a Folder's log lines, safe for concurrent use.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer struct{ testkit.Buffer }
 
 // count returns how many lines hold s.
 func (b *logBuffer) count(s string) int {

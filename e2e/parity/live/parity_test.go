@@ -16,7 +16,7 @@ import (
 	"github.com/haroute/haroute/e2e/bench"
 	"github.com/haroute/haroute/e2e/framework"
 	"github.com/haroute/haroute/e2e/parity"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds and fixed values of the run.
@@ -76,7 +76,7 @@ func TestParity(t *testing.T) {
 	createObjects(ctx, t, c, objs)
 	c.CreateRoute(t, parity.Namespace, "zz-parity-ready", readyHost, "a")
 
-	files, err := parity.WriteRouterFiles(testbed.TempDir(t), pki)
+	files, err := parity.WriteRouterFiles(testkit.TempDir(t), pki)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,9 +156,9 @@ func startPods(t *testing.T, n *framework.PodNetwork, corpus *parity.Corpus, pki
 }
 
 // waitReady waits until the router serves readyHost from its pod.
-func waitReady(t *testing.T, name string, client *testbed.Client) {
+func waitReady(t *testing.T, name string, client *testkit.Client) {
 	t.Helper()
-	if err := testbed.Eventually(settleTimeout, 100*time.Millisecond, func() error {
+	if err := testkit.Eventually(settleTimeout, 100*time.Millisecond, func() error {
 		resp, err := client.Do(http.MethodGet, "http://"+readyHost+"/", nil)
 		if err != nil {
 			return err
@@ -214,7 +214,7 @@ func checkStockCookies(t *testing.T, reqs []parity.Request, answers []parity.Ans
 // waitStatus waits until every Route has an ingress entry of each router (admitted or not).
 func waitStatus(ctx context.Context, t *testing.T, c *framework.Cluster, objs parity.Objects, routers ...string) {
 	t.Helper()
-	err := testbed.Eventually(statusTimeout, time.Second, func() error {
+	err := testkit.Eventually(statusTimeout, time.Second, func() error {
 		var missing []string
 		for _, r := range objs.Routes {
 			for _, name := range routers {

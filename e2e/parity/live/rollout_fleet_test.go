@@ -20,7 +20,7 @@ import (
 
 	"github.com/haroute/haroute/e2e/bench"
 	"github.com/haroute/haroute/e2e/framework"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Kinds of replica.
@@ -52,7 +52,7 @@ type replica struct {
 	name, kind string
 	statsPort  int
 	transport  *http.Transport
-	proc       *testbed.Process
+	proc       *testkit.Process
 	// reloads returns the HAProxy reloads so far (from the test's goroutine only: it may fail it).
 	reloads func() int
 	// haproxyLeft returns the HAProxy processes of the replica that still run.
@@ -163,7 +163,7 @@ func (f *fleet) stop(r *replica, lb *balancer) {
 		f.t.Fatalf("%s: SIGTERM: %v", r.name, err)
 	}
 	lb.events.add("%s: SIGTERM", r.name)
-	if err := testbed.Eventually(outOfRotationTimeout, probePeriod, func() error {
+	if err := testkit.Eventually(outOfRotationTimeout, probePeriod, func() error {
 		if lb.inRotation(r) {
 			return errors.New("still in rotation")
 		}
@@ -178,7 +178,7 @@ func (f *fleet) stop(r *replica, lb *balancer) {
 	}
 	lb.remove(r)
 	lb.events.add("%s: exited", r.name)
-	if err := testbed.Eventually(exitTimeout, probePeriod, func() error {
+	if err := testkit.Eventually(exitTimeout, probePeriod, func() error {
 		left, err := r.haproxyLeft()
 		if err != nil {
 			return err

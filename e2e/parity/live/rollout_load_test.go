@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/e2e/parity"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // Bounds of a client's load.
@@ -113,7 +113,7 @@ func (s *session) do(ctx context.Context, r *replica, phase int, start time.Time
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	pod := resp.Header.Get(testbed.HeaderBackend)
+	pod := resp.Header.Get(testkit.HeaderBackend)
 	switch {
 	case err != nil:
 		s.fail(r, start, "read body: "+err.Error())

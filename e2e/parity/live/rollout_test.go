@@ -15,7 +15,7 @@ import (
 	"github.com/haroute/haroute/e2e/bench"
 	"github.com/haroute/haroute/e2e/framework"
 	"github.com/haroute/haroute/e2e/parity"
-	"github.com/haroute/haroute/e2e/testbed"
+	"github.com/haroute/haroute/internal/testkit"
 )
 
 // The mixed fleet's scenario: its phases, how long each steady phase lasts, its clients.
@@ -77,7 +77,7 @@ func TestMixedFleet(t *testing.T) {
 	ns := c.Namespace(t, fleetNS)
 	pki := parity.NewPKI(t)
 	routes := createFleetRoutes(t, c, ns, framework.NewPodNetwork(t), pki)
-	files, err := parity.WriteRouterFiles(testbed.TempDir(t), pki)
+	files, err := parity.WriteRouterFiles(testkit.TempDir(t), pki)
 	if err != nil {
 		t.Fatal(err)
 	}

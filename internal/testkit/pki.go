@@ -1,4 +1,4 @@
-package testbed
+package testkit
 
 import (
 	"crypto"
@@ -37,7 +37,7 @@ func NewCA(t testing.TB, name string) *CA {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: generate key: %v", name, err)
+		t.Fatalf("testkit: CA %s: generate key: %v", name, err)
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
@@ -52,11 +52,11 @@ func NewCA(t testing.TB, name string) *CA {
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: create certificate: %v", name, err)
+		t.Fatalf("testkit: CA %s: create certificate: %v", name, err)
 	}
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: parse certificate: %v", name, err)
+		t.Fatalf("testkit: CA %s: parse certificate: %v", name, err)
 	}
 	return &CA{
 		Name: name,
@@ -88,7 +88,7 @@ func (c *CA) Issue(t testing.TB, dnsNames ...string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: generate key: %v", c.Name, err)
+		t.Fatalf("testkit: CA %s: generate key: %v", c.Name, err)
 	}
 	return c.issue(t, key, &key.PublicKey, dnsNames)
 }
@@ -99,7 +99,7 @@ func (c *CA) IssueRSA(t testing.TB, bits int, dnsNames ...string) (certPEM, keyP
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, bits)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: generate a %d-bit RSA key: %v", c.Name, bits, err)
+		t.Fatalf("testkit: CA %s: generate a %d-bit RSA key: %v", c.Name, bits, err)
 	}
 	return c.issue(t, key, &key.PublicKey, dnsNames)
 }
@@ -108,7 +108,7 @@ func (c *CA) IssueRSA(t testing.TB, bits int, dnsNames ...string) (certPEM, keyP
 func (c *CA) issue(t testing.TB, key crypto.Signer, pub crypto.PublicKey, dnsNames []string) (certPEM, keyPEM []byte) {
 	t.Helper()
 	if len(dnsNames) == 0 {
-		t.Fatalf("testbed: CA %s: Issue needs at least one name", c.Name)
+		t.Fatalf("testkit: CA %s: Issue needs at least one name", c.Name)
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
@@ -128,11 +128,11 @@ func (c *CA) issue(t testing.TB, key crypto.Signer, pub crypto.PublicKey, dnsNam
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, pub, c.key)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: issue %v: %v", c.Name, dnsNames, err)
+		t.Fatalf("testkit: CA %s: issue %v: %v", c.Name, dnsNames, err)
 	}
 	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: marshal key: %v", c.Name, err)
+		t.Fatalf("testkit: CA %s: marshal key: %v", c.Name, err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})
@@ -151,7 +151,7 @@ func KeyPair(t testing.TB, certPEM, keyPEM []byte) tls.Certificate {
 	t.Helper()
 	kp, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		t.Fatalf("testbed: key pair: %v", err)
+		t.Fatalf("testkit: key pair: %v", err)
 	}
 	return kp
 }
@@ -160,7 +160,7 @@ func serial(t testing.TB) *big.Int {
 	t.Helper()
 	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
-		t.Fatalf("testbed: serial number: %v", err)
+		t.Fatalf("testkit: serial number: %v", err)
 	}
 	return n.Add(n, big.NewInt(1))
 }

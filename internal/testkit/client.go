@@ -1,4 +1,4 @@
-package testbed
+package testkit
 
 import (
 	"context"
@@ -38,7 +38,7 @@ type Client struct {
 // Response is what a Client request returned.
 type Response struct {
 	Status int
-	// Backend is the X-Backend header (the testbed backend that answered; "" when HAProxy answered).
+	// Backend is the X-Backend header (the Backend that answered; "" when HAProxy answered).
 	Backend string
 	Body    string
 	Header  http.Header
@@ -149,7 +149,7 @@ func (c *Client) Fetch(t testing.TB, url string) *Response {
 	t.Helper()
 	r, err := c.Do(http.MethodGet, url, nil)
 	if err != nil {
-		t.Fatalf("testbed: %v", err)
+		t.Fatalf("testkit: %v", err)
 	}
 	return r
 }

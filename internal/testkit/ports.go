@@ -1,4 +1,4 @@
-package testbed
+package testkit
 
 import (
 	"errors"
@@ -26,11 +26,11 @@ func TempDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "haroute-")
 	if err != nil {
-		t.Fatalf("testbed: temp dir: %v", err)
+		t.Fatalf("testkit: temp dir: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := os.RemoveAll(dir); err != nil {
-			t.Errorf("testbed: remove %s: %v", dir, err)
+			t.Errorf("testkit: remove %s: %v", dir, err)
 		}
 	})
 	return dir
@@ -70,7 +70,7 @@ func ListenPorts(t testing.TB, n int) []int {
 			continue
 		}
 		if err := l.Close(); err != nil {
-			t.Fatalf("testbed: release port %d: %v", p, err)
+			t.Fatalf("testkit: release port %d: %v", p, err)
 		}
 		taken[p] = true
 		if !reservePort(t, p) {
@@ -79,7 +79,7 @@ func ListenPorts(t testing.TB, n int) []int {
 		out = append(out, p)
 	}
 	if len(out) < n {
-		t.Fatalf("testbed: only %d of %d free ports in %d-%d after %d attempts", len(out), n, lowPortMin, lowPortMax, lowPortAttempts)
+		t.Fatalf("testkit: only %d of %d free ports in %d-%d after %d attempts", len(out), n, lowPortMin, lowPortMax, lowPortAttempts)
 	}
 	return out
 }
@@ -105,7 +105,7 @@ func ReadFile(t testing.TB, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("testbed: %v", err)
+		t.Fatalf("testkit: %v", err)
 	}
 	return string(b)
 }
@@ -115,7 +115,7 @@ func FileMode(t testing.TB, path string) os.FileMode {
 	t.Helper()
 	st, err := os.Stat(path)
 	if err != nil {
-		t.Fatalf("testbed: %v", err)
+		t.Fatalf("testkit: %v", err)
 	}
 	return st.Mode().Perm()
 }
@@ -132,21 +132,21 @@ func reservePort(t testing.TB, p int) bool {
 	// readable by all, and a read-only descriptor takes the lock.
 	if err := os.Mkdir(dir, 0o755); err == nil {
 		if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
-			t.Fatalf("testbed: port locks: %v", err)
+			t.Fatalf("testkit: port locks: %v", err)
 		}
 	} else if !errors.Is(err, os.ErrExist) {
-		t.Fatalf("testbed: port locks: %v", err)
+		t.Fatalf("testkit: port locks: %v", err)
 	}
 	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(p)), os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
-		t.Fatalf("testbed: port lock: %v", err)
+		t.Fatalf("testkit: port lock: %v", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return false
 		}
-		t.Fatalf("testbed: lock port %d: %v", p, err)
+		t.Fatalf("testkit: lock port %d: %v", p, err)
 	}
 	// Closing the file drops the lock; the file stays for the next test.
 	t.Cleanup(func() { _ = f.Close() })

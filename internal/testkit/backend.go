@@ -1,4 +1,4 @@
-package testbed
+package testkit
 
 import (
 	"crypto/tls"
@@ -34,6 +34,9 @@ const (
 	// actions to delete, replace or read.
 	HeaderOrigin = "X-Hdr-Origin"
 )
+
+// backendReadHeaderTimeout bounds how long a backend waits for a request's headers.
+const backendReadHeaderTimeout = 5 * time.Second
 
 // HeaderPrefix starts the names of the headers HeaderSummary describes.
 const HeaderPrefix = "X-Hdr-"
@@ -113,11 +116,11 @@ func startBackend(t testing.TB, ip string, port int, name string, tlsConfig *tls
 	t.Helper()
 	addr, err := netip.ParseAddr(ip)
 	if err != nil || !addr.IsLoopback() {
-		t.Fatalf("testbed: backend %s: %q is not a loopback address", name, ip)
+		t.Fatalf("testkit: backend %s: %q is not a loopback address", name, ip)
 	}
 	l, err := net.Listen("tcp", net.JoinHostPort(addr.String(), strconv.Itoa(port)))
 	if err != nil {
-		t.Fatalf("testbed: backend %s: listen on %s: %v", name, net.JoinHostPort(ip, strconv.Itoa(port)), err)
+		t.Fatalf("testkit: backend %s: listen on %s: %v", name, net.JoinHostPort(ip, strconv.Itoa(port)), err)
 	}
 	b := &Backend{
 		Name:   name,
@@ -135,7 +138,7 @@ func startBackend(t testing.TB, ip string, port int, name string, tlsConfig *tls
 	}
 	b.srv = &http.Server{
 		Handler:           serve,
-		ReadHeaderTimeout: socketIOTime,
+		ReadHeaderTimeout: backendReadHeaderTimeout,
 		IdleTimeout:       backendIdleTimeout,
 		// HAProxy's TCP health checks connect and close without a request or a handshake; the
 		// server would log each one.
@@ -158,7 +161,7 @@ func startBackend(t testing.TB, ip string, port int, name string, tlsConfig *tls
 	t.Cleanup(func() {
 		b.Close()
 		if b.serveErr != nil {
-			t.Errorf("testbed: backend %s: serve: %v", name, b.serveErr)
+			t.Errorf("testkit: backend %s: serve: %v", name, b.serveErr)
 		}
 	})
 	return b
@@ -224,4 +227,22 @@ func HeaderSummary(h http.Header) string {
 		b.WriteString(name + "=" + strings.Join(vs, "|"))
 	}
 	return b.String()
+}
+
+// Addrs returns the backends' "ip:port", in order.
+func Addrs(bs ...*Backend) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Addr()
+	}
+	return out
+}
+
+// Names returns the backends' names, in order.
+func Names(bs ...*Backend) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Name
+	}
+	return out
 }

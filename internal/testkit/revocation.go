@@ -1,4 +1,4 @@
-package testbed
+package testkit
 
 import (
 	"crypto/rand"
@@ -18,18 +18,18 @@ func (c *CA) RevocationList(t testing.TB, number int64, revoked ...[]byte) []byt
 	for _, certPEM := range revoked {
 		b, _ := pem.Decode(certPEM)
 		if b == nil {
-			t.Fatalf("testbed: CA %s: revoke: no PEM certificate", c.Name)
+			t.Fatalf("testkit: CA %s: revoke: no PEM certificate", c.Name)
 		}
 		cert, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
-			t.Fatalf("testbed: CA %s: revoke: %v", c.Name, err)
+			t.Fatalf("testkit: CA %s: revoke: %v", c.Name, err)
 		}
 		tmpl.RevokedCertificateEntries = append(tmpl.RevokedCertificateEntries,
 			x509.RevocationListEntry{SerialNumber: cert.SerialNumber, RevocationTime: now.Add(-time.Minute)})
 	}
 	der, err := x509.CreateRevocationList(rand.Reader, tmpl, c.cert, c.key)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: create CRL: %v", c.Name, err)
+		t.Fatalf("testkit: CA %s: create CRL: %v", c.Name, err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: der})
 }

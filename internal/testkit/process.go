@@ -1,4 +1,4 @@
-package testbed
+package testkit
 
 import (
 	"errors"
@@ -24,6 +24,9 @@ type ProcessOptions struct {
 	// LogTail, when positive, limits the output logged on failure to its last LogTail bytes; zero
 	// logs all that the LogBuffer kept.
 	LogTail int
+	// AfterStop, when set, runs in the cleanup once the process has ended and before its output is
+	// logged, so that what it reports comes with the output.
+	AfterStop func(testing.TB)
 }
 
 // Process is a child process owned by PID: its stdout and stderr are captured in Out, and it is
@@ -44,13 +47,6 @@ type Process struct {
 // as a cleanup: SIGTERM, then SIGKILL after opts.StopTimeout.
 func StartProcess(t testing.TB, name string, cmd *exec.Cmd, opts ProcessOptions) *Process {
 	t.Helper()
-	return startProcess(t, name, cmd, opts, nil)
-}
-
-// startProcess is StartProcess with afterStop, which the cleanup runs once the process has ended
-// and before the output is logged, so that what it reports comes with the output.
-func startProcess(t testing.TB, name string, cmd *exec.Cmd, opts ProcessOptions, afterStop func(testing.TB)) *Process {
-	t.Helper()
 	p := &Process{Name: name, Cmd: cmd, Out: &LogBuffer{}, opts: opts, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.Out, p.Out
 	if cmd.SysProcAttr == nil {
@@ -61,7 +57,7 @@ func startProcess(t testing.TB, name string, cmd *exec.Cmd, opts ProcessOptions,
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("testbed: start %s: %v", name, err)
+		t.Fatalf("testkit: start %s: %v", name, err)
 	}
 	go func() {
 		_ = cmd.Wait()
@@ -72,8 +68,8 @@ func startProcess(t testing.TB, name string, cmd *exec.Cmd, opts ProcessOptions,
 		if p.Out.SawKeyMaterial() {
 			t.Errorf("%s wrote a PEM private key to its output: keys must never reach a log", p.Name)
 		}
-		if afterStop != nil {
-			afterStop(t)
+		if opts.AfterStop != nil {
+			opts.AfterStop(t)
 		}
 		if t.Failed() {
 			p.logOutput(t)

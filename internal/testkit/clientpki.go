@@ -1,4 +1,4 @@
-package testbed
+package testkit
 
 import (
 	"crypto/ecdsa"
@@ -19,11 +19,11 @@ func (c *CA) IssueClient(t testing.TB, subject pkix.RDNSequence) (certPEM, keyPE
 	t.Helper()
 	raw, err := asn1.Marshal(subject)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: marshal subject %v: %v", c.Name, subject, err)
+		t.Fatalf("testkit: CA %s: marshal subject %v: %v", c.Name, subject, err)
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: generate key: %v", c.Name, err)
+		t.Fatalf("testkit: CA %s: generate key: %v", c.Name, err)
 	}
 	now := time.Now()
 	tmpl := &x509.Certificate{
@@ -36,11 +36,11 @@ func (c *CA) IssueClient(t testing.TB, subject pkix.RDNSequence) (certPEM, keyPE
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: issue client certificate %v: %v", c.Name, subject, err)
+		t.Fatalf("testkit: CA %s: issue client certificate %v: %v", c.Name, subject, err)
 	}
 	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		t.Fatalf("testbed: CA %s: marshal key: %v", c.Name, err)
+		t.Fatalf("testkit: CA %s: marshal key: %v", c.Name, err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})
