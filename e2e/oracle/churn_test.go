@@ -10,8 +10,8 @@ import (
 
 // Sizes and bounds of the churn test.
 const (
-	churnSteps       = 300
-	churnSpares      = 4 // per kind and balance; churn adds at most this many Routes per kind
+	churnSteps       = 300 // shortChurnSteps in short mode
+	churnSpares      = 4   // per kind and balance; churn adds at most this many Routes per kind
 	churnWorkers     = 4
 	churnMaxRequests = 200000
 	churnMaxTime     = 2 * time.Minute
@@ -25,8 +25,11 @@ const (
 // request was in flight (or the step before: a removed server finishes what it was doing), and A
 // must never reload.
 func TestChurnUnderTraffic(t *testing.T) {
-	seed := *seedFlag
-	t.Logf("seed %d (-oracle.seed), %d steps", seed, churnSteps)
+	seed, steps := *seedFlag, churnSteps
+	if testing.Short() {
+		steps = shortChurnSteps
+	}
+	t.Logf("seed %d (-oracle.seed), %d steps", seed, steps)
 	ctx := t.Context()
 	began := time.Now()
 
@@ -71,7 +74,7 @@ func TestChurnUnderTraffic(t *testing.T) {
 	stats := NewStats()
 	deadline := began.Add(churnMaxTime)
 	stableSteps := 0 // steps that changed a stable Route's endpoints or weights
-	for step := 1; step <= churnSteps && time.Now().Before(deadline); step++ {
+	for step := 1; step <= steps && time.Now().Before(deadline); step++ {
 		m := wk.Step()
 		if wk.Stable(m.Route) {
 			stableSteps++
@@ -103,8 +106,8 @@ func TestChurnUnderTraffic(t *testing.T) {
 	}
 	stats.Requests = traffic.Requests
 	t.Logf("churn: %s\nsteps on stable routes: %d\ntraffic: %s; %v in all", stats.Summary(), stableSteps, traffic.Summary(), time.Since(began).Round(time.Millisecond))
-	if stats.Steps < churnSteps {
-		t.Errorf("only %d of %d steps ran within %v", stats.Steps, churnSteps, churnMaxTime)
+	if stats.Steps < steps {
+		t.Errorf("only %d of %d steps ran within %v", stats.Steps, steps, churnMaxTime)
 	}
 	if after != reloads {
 		t.Errorf("A reloaded during the churn: reload counter %d → %d", reloads, after)
@@ -112,7 +115,7 @@ func TestChurnUnderTraffic(t *testing.T) {
 	if traffic.Failed+traffic.Wrong > 0 {
 		t.Errorf("seed %d: %d failed requests and %d answers from a wrong backend", seed, traffic.Failed, traffic.Wrong)
 	}
-	if traffic.Requests < churnSteps {
+	if traffic.Requests < steps {
 		t.Errorf("only %d requests during %d steps: the client did not keep up", traffic.Requests, stats.Steps)
 	}
 }

@@ -20,6 +20,29 @@ var (
 	headerStepsFlag = flag.Int("oracle.header-steps", 30, "steps of the oracle's walk that mostly changes header actions (at least 1)")
 )
 
+// The walks' lengths in short mode (`go test -short`, make quick) when their flag is not given: the
+// same seeded walks, cut shorter. make unit and the matrix run them in full.
+const (
+	shortSteps         = 40
+	shortHeaderSteps   = 30
+	shortSettingsSteps = 20
+	shortChurnSteps    = 100
+)
+
+// walkSteps is the length of a walk: the flag's value, or in short mode at most short unless the flag
+// was given on the command line.
+func walkSteps(name string, value, short int) int {
+	if !testing.Short() {
+		return value
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	if given {
+		return value
+	}
+	return min(value, short)
+}
+
 // Sizes of the oracle.
 const (
 	httpBackends  = 48
@@ -34,7 +57,7 @@ const (
 // rendered files of the same desired state) must hold the same state per Route and give the same
 // answers, and A must have reloaded exactly on the structural steps.
 func TestOracle(t *testing.T) {
-	seed, steps := *seedFlag, *stepsFlag
+	seed, steps := *seedFlag, walkSteps("oracle.steps", *stepsFlag, shortSteps)
 	if steps < 1 {
 		t.Fatalf("-oracle.steps=%d: want at least 1", steps)
 	}
@@ -52,7 +75,7 @@ func TestOracle(t *testing.T) {
 // haroute_header_values.map, the rest through reloads, and A must answer, with the same headers on
 // both sides, as a fresh B at every step.
 func TestOracleHeaderActions(t *testing.T) {
-	seed, steps := *seedFlag, *headerStepsFlag
+	seed, steps := *seedFlag, walkSteps("oracle.header-steps", *headerStepsFlag, shortHeaderSteps)
 	if steps < 1 {
 		t.Fatalf("-oracle.header-steps=%d: want at least 1", steps)
 	}
@@ -168,7 +191,7 @@ var settingsEnv = map[string]string{
 // the default certificate and the client CRLs rotate at runtime, the client CA now and then (a
 // reload). Runtime and fresh reload must agree at every step, served certificates included.
 func TestOracleSettings(t *testing.T) {
-	seed, steps := *seedFlag, *settingsStepsFlag
+	seed, steps := *seedFlag, walkSteps("oracle.settings-steps", *settingsStepsFlag, shortSettingsSteps)
 	if steps < 1 {
 		t.Fatalf("-oracle.settings-steps=%d: want at least 1", steps)
 	}
