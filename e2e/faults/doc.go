@@ -30,8 +30,9 @@
 //     connections: exit status 0 within the stop timeout, the request in flight answered, the idle
 //     connections closed, no HAProxy process left.
 //
-// The tests need root (mount namespaces, loopback addresses 127.0.50.0/24 to 127.0.56.0/24) and
-// unshare, nsenter and mount from util-linux. Run them with
+// The tests use loopback addresses 127.0.50.0/24 to 127.0.56.0/24 and run as any user, except
+// TestHAProxyDirUnwritable, which needs root (a mount namespace) and unshare, nsenter and mount from
+// util-linux, and skips under -short (make quick). Run them with
 //
 //	go test ./e2e/faults/ -count=1 -v
 //	HAROUTE_HAPROXY=/path/to/haproxy-3.2 go test ./e2e/faults/ -count=1 -v
