@@ -11,8 +11,9 @@
 // Two ways to put HAProxy in front of a test: StartStaticHAProxy translates and renders an input in
 // the test process and starts HAProxy on the files (no haroute process), while RouterProcess runs
 // the haroute binary (`haroute run`, built once by BuildHaroute) as a child process that drives
-// HAProxy itself, with its readiness, `show proc` and traffic waits; the suites that test the binary
-// embed it.
+// HAProxy itself, with its readiness, `show proc` and traffic waits. Folder is the one bed of the
+// folder-mode suites (e2e/run, e2e/faults): a watched manifest folder written atomically and an
+// HAProxy directory that every haroute started on it, managed or sidecar, shares.
 //
 // Every helper takes a testing.TB, reports setup failures with t.Fatal and releases what it started
 // with t.Cleanup. Only loopback addresses are used. The package holds no Kubernetes client code:
