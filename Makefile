@@ -96,6 +96,10 @@ quick: ## go vet and the tests that need neither root nor network namespaces (go
 	$(GO) vet ./...
 	$(GO) test -short -count=1 -timeout $(TEST_TIMEOUT) ./...
 
+.PHONY: layers
+layers: ## the import graph: lines per area and package, each package's layer and floor, imports that break the layers (tools/layers)
+	$(GO) run ./tools/layers -packages
+
 render-example: build haproxy ## render examples/ into bin/example-haproxy and check it with haproxy -c
 	ROUTER_ALLOW_WILDCARD_ROUTES=true $(BIN)/haroute render --manifests examples --haproxy-dir $(EXAMPLE_DIR)
 	haproxy -c -f $(EXAMPLE_DIR)/conf/haproxy.cfg -f $(EXAMPLE_DIR)/conf/backends
