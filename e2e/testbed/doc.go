@@ -4,7 +4,7 @@
 // internal/testkit; a test that needs only those imports testkit.
 //
 // It starts HAProxy in the production shape (master-worker, foreground, master socket) from rendered
-// files, owns the process by PID and talks to its admin and master sockets; it builds
+// files laid out by mapping/layout (the process itself is testkit.RunHAProxy's); it builds
 // Route/Service/EndpointSlice manifests in a few lines (Manifests, RouteOption), runs `haroute run`
 // as a child process (RouterProcess).
 //

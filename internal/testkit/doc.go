@@ -6,8 +6,10 @@
 // themselves in every answer (StartHTTPBackend, StartTLSBackend, StartEchoBackend, ServeConns);
 // provides an HTTP client that sends every request to one address whatever the URL's host (NewClient),
 // continuous load (StartLoad), child processes owned by PID with bounded output (StartProcess,
-// LogBuffer, Buffer), bounded waits (Eventually, Final), golden files (CompareGolden, GoldenOrphans,
-// LineDiff) and small Kubernetes YAML documents (ServiceYAML, SliceYAML, RouteYAML).
+// LogBuffer, Buffer), HAProxy in the production shape on the paths its caller names, with its admin
+// and master sockets and `show stat` (RunHAProxy, HAProxy), bounded waits (Eventually, Final),
+// golden files (CompareGolden, GoldenOrphans, LineDiff) and small Kubernetes YAML documents
+// (ServiceYAML, SliceYAML, RouteYAML).
 //
 // It imports nothing of haroute (a depguard rule in .golangci.yml holds it to that), so the tests of
 // any layer may import it — mapping/, runtime/, sync/, cmd/ and e2e/ alike — without depending on

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/internal/testkit"
+	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/socket"
 )
@@ -63,8 +63,29 @@ defaults prof_http
     timeout server 30s
 `
 
+// startHAProxy writes files under dir and starts HAProxy on them as the product lays the directory
+// out (mapping/layout; render.ConfigArgs). The neutral kit runs the process, so these tests need no
+// harness above the socket.
+func startHAProxy(t testing.TB, dir string, files []render.File) *testkit.HAProxy {
+	t.Helper()
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := layout.For(dir)
+	return testkit.RunHAProxy(t, testkit.HAProxyPaths{
+		Dir: dir, ConfigArgs: render.ConfigArgs(dir), ConfigPath: l.Config(),
+		AdminSocket: l.AdminSocket(), MasterSocket: l.MasterSocket(), Dirs: []string{l.RunDir(), l.BackendsDir()},
+	})
+}
+
 type bed struct {
-	h        *testbed.HAProxy
+	h        *testkit.HAProxy
 	admin    *socket.Admin
 	dir      string
 	ca       *testkit.CA
@@ -90,7 +111,7 @@ func startBed(t testing.TB) *bed {
 	cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", fmt.Sprint(httpPort), "{{https}}", fmt.Sprint(httpsPort),
 		"{{tcp}}", fmt.Sprint(tcpPort), "{{backend}}", s1.Addr()).Replace(handConfig)
 	crtList := filepath.Join(dir, "conf", "cert_config.map")
-	h := testbed.StartHAProxy(t, dir, []render.File{
+	h := startHAProxy(t, dir, []render.File{
 		{Path: "conf/haproxy.cfg", Data: []byte(cfg)},
 		{Path: "conf/default.pem", Data: ca.IssueBundle(t, "default.example.com")},
 		{Path: "conf/hosts.map", Data: []byte("s1.example.com be_http\n")},

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/haroute/haroute/e2e/testbed"
 	"github.com/haroute/haroute/internal/testkit"
 	"github.com/haroute/haroute/mapping/render"
 	"github.com/haroute/haroute/runtime/socket"
@@ -73,7 +72,7 @@ func TestProfileCookieCarriesRouteName(t *testing.T) {
 	dir := testkit.TempDir(t)
 	port := testkit.FreePort(t)
 	cfg := strings.NewReplacer("{{dir}}", dir, "{{http}}", fmt.Sprint(port), "{{c1}}", servers["c1"], "{{c2}}", servers["c2"]).Replace(profileConfig)
-	h := testbed.StartHAProxy(t, dir, []render.File{
+	h := startHAProxy(t, dir, []render.File{
 		{Path: "conf/haproxy.cfg", Data: []byte(cfg)},
 		{Path: "conf/hosts.map", Data: []byte("ck.example.com be_ck\nrt.example.com be_rt\n")},
 		{Path: "conf/cookie_names.map", Data: []byte("be_ck 0123abcd\n")},

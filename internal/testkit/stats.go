@@ -1,4 +1,4 @@
-package testbed
+package testkit
 
 import (
 	"encoding/csv"
