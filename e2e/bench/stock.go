@@ -39,15 +39,16 @@ const (
 // stockWrapper runs as PID 1 of the router's new PID and mount namespaces (the process is cloned into
 // both), makes the namespace's mounts private, mounts the router's home on /var/lib/haproxy, a /proc
 // of its own (the reload script's `pidof haproxy` then sees this router's HAProxy only) and, when the
-// benchmark's HAProxy is not /usr/sbin/haproxy (the path the reload script runs), that binary on it;
-// then it becomes the router. $1 is the home, $2 the HAProxy binary, the rest the router's command.
+// benchmark's HAProxy is not the one the reload script runs (scriptHAProxy), that binary on it; then
+// it becomes the router. $1 is the home, $2 the HAProxy binary, $3 the path the reload script runs,
+// the rest the router's command.
 const stockWrapper = `set -eu
-home=$1 haproxy=$2
-shift 2
+home=$1 haproxy=$2 script=$3
+shift 3
 mount --make-rprivate /
 mount --bind "$home" ` + haproxyHome + `
 mount -t proc proc /proc
-if [ "$haproxy" != /usr/sbin/haproxy ]; then mount --bind "$haproxy" /usr/sbin/haproxy; fi
+if [ "$haproxy" != "$script" ]; then mount --bind "$haproxy" "$script"; fi
 cd ` + haproxyHome + `/conf
 exec "$@"`
 
@@ -62,13 +63,16 @@ type StockOptions struct {
 	ReloadInterval time.Duration
 	// Name is the router's name in Route status (--name); empty means "stock".
 	Name string
-	// HAProxy is the HAProxy binary, mounted on /usr/sbin/haproxy (the path its reload script runs) in
-	// its namespace; empty means HAProxy(t), the benchmark's.
+	// HAProxy is the HAProxy binary, mounted in its namespace on the path its reload script runs
+	// (scriptHAProxy); empty means HAProxy(t), the benchmark's.
 	HAProxy string
 	// ReadyTimeout bounds the wait for the router to serve; zero means DefaultStockReadyTimeout.
 	ReadyTimeout time.Duration
 	// Env adds environment variables (NAME=value) after the harness's own, which they override.
 	Env []string
+
+	// script is the HAProxy path the reload script runs (scriptHAProxy), set by stockDefaults.
+	script string
 }
 
 // StockRouter is a running stock OpenShift router, the HAProxy it drives with its reload script, and
@@ -94,11 +98,6 @@ type StockRouter struct {
 	statsUser, statsPass string
 }
 
-// stockScriptHAProxy is the HAProxy the stock router's own reload script runs (a path written in
-// OpenShift's script, not a choice of the tests): the benchmark mounts the selected binary
-// ($HAROUTE_HAPROXY) on it when they differ.
-const stockScriptHAProxy = "/usr/sbin/haproxy"
-
 // StartStockRouter runs the stock router against c with an admin kubeconfig and waits (bounded)
 // until it serves: /healthz/ready on its stats port answers 200 (the routes are synced and HAProxy
 // answers), HAProxy's pid file exists and its first reload has ended. dir is its home, mounted on
@@ -122,7 +121,7 @@ func StartStockRouter(t *testing.T, c *framework.Cluster, dir string, opts Stock
 		Commit: buildCommit(opts.Build), t: t, statsUser: "bench", statsPass: randomHex(),
 	}
 	kubeconfig := writeAdminKubeconfig(t, c, testkit.TempDir(t))
-	args := []string{"-c", stockWrapper, "stock-router", dir, opts.HAProxy,
+	args := []string{"-c", stockWrapper, "stock-router", dir, opts.HAProxy, opts.script,
 		filepath.Join(opts.Build, stockBinary), "--name=" + opts.Name, "--v=2"}
 	cmd := exec.Command("/bin/sh", args...)
 	cmd.Env = append(append(testkit.CleanEnv(), r.env(opts, kubeconfig)...), opts.Env...)
@@ -173,10 +172,15 @@ func stockDefaults(t *testing.T, opts StockOptions) StockOptions {
 		t.Fatalf("stock router: HAProxy %s: %v", opts.HAProxy, err)
 	}
 	opts.HAProxy = abs
-	if a, b := stat(opts.HAProxy), stat(stockScriptHAProxy); a != nil && b != nil && os.SameFile(a, b) {
-		opts.HAProxy = stockScriptHAProxy
+	// The stock router's reload script runs the HAProxy its own text names; the benchmark mounts the
+	// selected binary ($HAROUTE_HAPROXY) on that path when they differ.
+	if opts.script, err = scriptHAProxy(opts.Build); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := stat(opts.HAProxy), stat(opts.script); a != nil && b != nil && os.SameFile(a, b) {
+		opts.HAProxy = opts.script
 	} else if b == nil {
-		t.Fatalf("stock router: its reload script runs %s, which is missing (the benchmark mounts %s on it)", stockScriptHAProxy, opts.HAProxy)
+		t.Fatalf("stock router: its reload script runs %s, which is missing (the benchmark mounts %s on it)", opts.script, opts.HAProxy)
 	}
 	ports := testkit.ListenPorts(t, 3)
 	for i, p := range []*int{&opts.HTTPPort, &opts.HTTPSPort, &opts.StatsPort} {

@@ -37,6 +37,35 @@ var stockMaps = []string{
 	"os_route_http_redirect.map", "cert_config.map", "os_wildcard_domain.map", "haproxy.config",
 }
 
+// scriptHAProxyLine is a line of the reload script that starts HAProxy: an absolute path to an
+// executable named haproxy, then its -f option.
+var scriptHAProxyLine = regexp.MustCompile(`^\s*(/\S*/haproxy)\s+-f\s`)
+
+// scriptHAProxy returns the HAProxy executable the build's reload script (OpenShift's own) runs, as
+// the script writes it: the benchmark mounts the selected binary there. Every line that starts HAProxy
+// must name the same one.
+func scriptHAProxy(build string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(build, stockReload))
+	if err != nil {
+		return "", fmt.Errorf("stock router: reload script: %w", err)
+	}
+	path := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		m := scriptHAProxyLine.FindStringSubmatch(line)
+		switch {
+		case m == nil:
+		case path != "" && m[1] != path:
+			return "", fmt.Errorf("stock router: reload script runs two HAProxy executables, %s and %s", path, m[1])
+		default:
+			path = m[1]
+		}
+	}
+	if path == "" {
+		return "", fmt.Errorf("stock router: no line of %s starts HAProxy (<path>/haproxy -f ...)", stockReload)
+	}
+	return path, nil
+}
+
 // wildcardBind is a template line that binds a port on every IPv4 address: `bind :{{ … }}`.
 // `bind :::{{ … }}` (IPv6, only rendered with ROUTER_IP_V4_V6_MODE v6 or v4v6) does not match.
 var wildcardBind = regexp.MustCompile(`(?m)^(\s*bind )(:\{\{)`)
