@@ -106,7 +106,7 @@ type Options struct {
 
 // Render returns the files for cfg, sorted by Path. With the default template, haproxy.cfg holds
 // the global settings, the frontends and the fixed backends, and the Routes' backends are in
-// BackendsDir (ConfigArgs); a custom template renders everything into haproxy.cfg. Render is a fresh
+// layout.BackendsDir (ConfigArgs); a custom template renders everything into haproxy.cfg. Render is a fresh
 // Renderer's first render, after a full validation of cfg.
 func Render(cfg *model.Config, opts Options) ([]File, error) {
 	if cfg == nil {

@@ -14,21 +14,19 @@ import (
 	"github.com/haroute/haroute/mapping/model"
 )
 
-// The backend files of the default template.
+// The backend files of the default template, in layout.BackendsDir, which HAProxy loads as a second
+// configuration (`-f <dir>/conf/haproxy.cfg -f <dir>/conf/backends`, ConfigArgs): the files in it,
+// in name order, after haproxy.cfg.
 const (
-	// BackendsDir holds the backend files, under the HAProxy directory (layout.BackendsDir). HAProxy
-	// loads it as a second configuration (`-f <dir>/conf/haproxy.cfg -f <dir>/conf/backends`,
-	// ConfigArgs): the files in it, in name order, after haproxy.cfg.
-	BackendsDir = layout.BackendsDir
 	// BackendShards is the number of files the Routes' backends are spread over, by a hash of their
 	// name (ShardFile). A change to one backend rewrites its file only: at 20,000 Routes a file holds
 	// about 300 backends instead of the whole configuration.
 	BackendShards = 64
 	// DefaultBackendFile holds openshift_default, the backend the frontends fall back to. Its place
-	// in BackendsDir is deliberate: an HAProxy started without that directory refuses the
+	// in layout.BackendsDir is deliberate: an HAProxy started without that directory refuses the
 	// configuration ("unable to find required default_backend") instead of answering 503 for every
 	// Route.
-	DefaultBackendFile = BackendsDir + "/default.cfg"
+	DefaultBackendFile = layout.BackendsDir + "/default.cfg"
 )
 
 // ConfigArgs returns the -f arguments HAProxy needs for the HAProxy directory dir: haproxy.cfg,
@@ -52,7 +50,7 @@ func shardOf(name string) int {
 	return int(h % BackendShards)
 }
 
-func shardPath(i int) string { return fmt.Sprintf("%s/backends-%02d.cfg", BackendsDir, i) }
+func shardPath(i int) string { return fmt.Sprintf("%s/backends-%02d.cfg", layout.BackendsDir, i) }
 
 // Renderer renders the successive states of one HAProxy directory: the same files as Render, but it
 // keeps what it rendered, so that each state costs what changed rather than what there is. It
@@ -392,7 +390,7 @@ func (r *Renderer) sweep(backends int) {
 	}
 }
 
-// shardFiles returns the backend files (BackendsDir): DefaultBackendFile and one file per shard that
+// shardFiles returns the backend files (layout.BackendsDir): DefaultBackendFile and one file per shard that
 // holds backends. Shards whose backends are the same blocks as in the last render keep their Data.
 func (r *Renderer) shardFiles(c *template.Template, data *Data, backends []*model.Backend) ([]File, error) {
 	members := r.members(len(backends))
@@ -628,7 +626,7 @@ func (c blockContext) equal(o blockContext) bool {
 }
 
 // Configuration returns the configuration HAProxy reads from files (a Render result): haproxy.cfg,
-// then the files of BackendsDir in name order, as HAProxy loads them with ConfigArgs, one blank line
+// then the files of layout.BackendsDir in name order, as HAProxy loads them with ConfigArgs, one blank line
 // between files.
 func Configuration(files []File) []byte {
 	var out []byte
@@ -644,7 +642,7 @@ func Configuration(files []File) []byte {
 		}
 	}
 	for _, f := range files { // sorted by path
-		if path.Dir(f.Path) == BackendsDir && strings.HasSuffix(f.Path, ".cfg") {
+		if path.Dir(f.Path) == layout.BackendsDir && strings.HasSuffix(f.Path, ".cfg") {
 			add(f.Data)
 		}
 	}
