@@ -20,8 +20,7 @@ import (
 const (
 	startTimeout = 10 * time.Second   // the first exchanges with a started HAProxy (StopDormantChecks)
 	checkTimeout = 60 * time.Second   // haproxy -c
-	runDirPerm   = os.FileMode(0o755) // DIR/run and the directories files go into
-	filePerm     = os.FileMode(0o600) // rendered files (certificates include private keys)
+	runDirPerm   = os.FileMode(0o755) // DIR/run
 )
 
 // HAProxy is one running HAProxy master-worker process (see testkit.RunHAProxy), started on an
@@ -32,35 +31,18 @@ type HAProxy = testkit.HAProxy
 func adminSocket(dir string) string  { return layout.For(dir).AdminSocket() }
 func masterSocket(dir string) string { return layout.For(dir).MasterSocket() }
 
-// WriteFiles writes rendered files under dir (creating dir/run and every parent directory). Paths must
-// be relative and stay inside dir.
+// WriteFiles writes rendered files under dir (testkit.WriteTree: added to what is there, parents
+// made, paths kept inside dir) and makes dir/run for the sockets.
 func WriteFiles(t testing.TB, dir string, files []render.File) {
 	t.Helper()
-	if err := writeFiles(dir, files); err != nil {
+	tree := make(map[string][]byte, len(files))
+	for _, f := range files {
+		tree[f.Path] = f.Data
+	}
+	testkit.WriteTree(t, dir, tree)
+	if err := os.MkdirAll(layout.For(dir).RunDir(), runDirPerm); err != nil {
 		t.Fatalf("testbed: %v", err)
 	}
-}
-
-func writeFiles(dir string, files []render.File) error {
-	if !filepath.IsAbs(dir) {
-		return fmt.Errorf("write files: directory %q is not absolute", dir)
-	}
-	if err := os.MkdirAll(layout.For(dir).RunDir(), runDirPerm); err != nil {
-		return fmt.Errorf("write files: %w", err)
-	}
-	for _, f := range files {
-		if f.Path == "" || filepath.IsAbs(f.Path) || !filepath.IsLocal(f.Path) {
-			return fmt.Errorf("write files: path %q is not a relative path inside the directory", f.Path)
-		}
-		p := filepath.Join(dir, f.Path)
-		if err := os.MkdirAll(filepath.Dir(p), runDirPerm); err != nil {
-			return fmt.Errorf("write files: %w", err)
-		}
-		if err := os.WriteFile(p, f.Data, filePerm); err != nil {
-			return fmt.Errorf("write files: %w", err)
-		}
-	}
-	return nil
 }
 
 // StartHAProxy writes files into dir and starts HAProxy on dir/conf/haproxy.cfg; see Start.

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/haroute/haroute/internal/testkit"
-	"github.com/haroute/haroute/mapping/layout"
 	"github.com/haroute/haroute/mapping/render"
 )
 
@@ -174,24 +173,6 @@ func TestCheckConfigReportsErrors(t *testing.T) {
 	err := CheckConfig(cfg)
 	if err == nil || !strings.Contains(err.Error(), "no-such-keyword") {
 		t.Errorf("CheckConfig(bad) = %v, want an error quoting the bad line", err)
-	}
-}
-
-func TestWriteFilesRefusesEscapes(t *testing.T) {
-	dir := testkit.TempDir(t)
-	for _, p := range []string{"../x", "/etc/x", "", "a/../../x"} {
-		if err := writeFiles(dir, []render.File{{Path: p, Data: []byte("x")}}); err == nil {
-			t.Errorf("writeFiles(%q): no error", p)
-		}
-	}
-	if err := writeFiles(dir, []render.File{{Path: "conf/a/b.map", Data: []byte("k v\n")}}); err != nil {
-		t.Fatalf("writeFiles: %v", err)
-	}
-	if _, err := os.Stat(layout.For(dir).RunDir()); err != nil {
-		t.Errorf("run dir not created: %v", err)
-	}
-	if data, err := os.ReadFile(filepath.Join(dir, "conf/a/b.map")); err != nil || string(data) != "k v\n" {
-		t.Errorf("file content = %q, %v", data, err)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -113,5 +115,27 @@ func TestLogBufferKeepsHeadAndTail(t *testing.T) {
 	}
 	if len(s) > logHead+logTail+100 {
 		t.Errorf("LogBuffer kept %d bytes", len(s))
+	}
+}
+
+func TestWriteTreeRefusesEscapes(t *testing.T) {
+	dir := TempDir(t)
+	for _, p := range []string{"../x", "/etc/x", "", "a/../../x"} {
+		if err := writeTree(dir, map[string][]byte{p: []byte("x"), "ok.map": []byte("x")}); err == nil {
+			t.Errorf("writeTree(%q): no error", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ok.map")); err == nil {
+		t.Error("a refused tree wrote its other files")
+	}
+	if err := writeTree("relative", map[string][]byte{"a": nil}); err == nil {
+		t.Error("writeTree into a relative directory: no error")
+	}
+	WriteTree(t, dir, map[string][]byte{"conf/a/b.map": []byte("k v\n")})
+	if data, err := os.ReadFile(filepath.Join(dir, "conf", "a", "b.map")); err != nil || string(data) != "k v\n" {
+		t.Errorf("file content = %q, %v", data, err)
+	}
+	if mode := FileMode(t, filepath.Join(dir, "conf", "a", "b.map")); mode != 0o600 {
+		t.Errorf("file mode %v, want 0600", mode)
 	}
 }

@@ -68,15 +68,11 @@ defaults prof_http
 // harness above the socket.
 func startHAProxy(t testing.TB, dir string, files []render.File) *testkit.HAProxy {
 	t.Helper()
+	tree := make(map[string][]byte, len(files))
 	for _, f := range files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		tree[f.Path] = f.Data
 	}
+	testkit.WriteTree(t, dir, tree)
 	l := layout.For(dir)
 	return testkit.RunHAProxy(t, testkit.HAProxyPaths{
 		Dir: dir, ConfigArgs: render.ConfigArgs(dir), ConfigPath: l.Config(),
