@@ -160,8 +160,9 @@ func (g Graph) floors() error {
 		}
 		state[path] = visiting
 		p.Floor = 0
+		next := append(slices.Clone(chain), path)
 		for _, q := range p.Imports {
-			if err := visit(q, append(chain, path)); err != nil {
+			if err := visit(q, next); err != nil {
 				return err
 			}
 			if d := g[q]; d != nil {
